@@ -1,0 +1,12 @@
+// Everything a user of ferrite needs.
+#pragma once
+
+#include "ferrite/backend.hpp"
+#include "ferrite/config.hpp"
+#include "ferrite/cuda.hpp"
+#include "ferrite/device.hpp"
+#include "ferrite/dtype.hpp"
+#include "ferrite/elementwise.hpp"
+#include "ferrite/error.hpp"
+#include "ferrite/half.hpp"
+#include "ferrite/tensor.hpp"

@@ -1,0 +1,81 @@
+#include "core/elementwise_layout.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace ferrite {
+
+Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
+  const std::size_t rank = std::max(a.size(), b.size());
+  Shape out(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i < rank - a.size() ? 1 : a[i - (rank - a.size())];
+    const std::int64_t db = i < rank - b.size() ? 1 : b[i - (rank - b.size())];
+    FERRITE_CHECK(da == db || da == 1 || db == 1, ShapeMismatch, op, ": shapes ", shape_str(a), " and ",
+                  shape_str(b), " do not broadcast (dim ", i, ": ", da, " vs ", db, ")");
+    out[i] = da == 1 ? db : da;
+  }
+  return out;
+}
+
+ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializer_list<const Shape*> inputs,
+                                          const char* op) {
+  const int num_inputs = static_cast<int>(inputs.size());
+  FERRITE_CHECK(num_inputs <= kMaxElementwiseInputs, InvalidArgument, op, ": too many operands");
+  const std::size_t rank = out_shape.size();
+
+  // Full-rank strides of every input over the output shape (inputs right-aligned).
+  std::vector<std::int64_t> sizes(out_shape.begin(), out_shape.end());
+  std::vector<std::vector<std::int64_t>> strides;
+  for (const Shape* in : inputs) {
+    std::vector<std::int64_t> s(rank, 0);
+    std::int64_t running = 1;
+    for (std::size_t k = 0; k < in->size(); ++k) {
+      const std::size_t in_dim = in->size() - 1 - k;
+      const std::size_t out_dim = rank - 1 - k;
+      s[out_dim] = (*in)[in_dim] == 1 && out_shape[out_dim] != 1 ? 0 : running;
+      running *= (*in)[in_dim];
+    }
+    strides.push_back(std::move(s));
+  }
+
+  // Merge from the innermost dim outwards: dim d folds into the dim kept inside it when every
+  // operand steps across d exactly as if the two were one dim. Size-1 dims vanish.
+  std::vector<std::int64_t> merged_sizes;  // innermost first while merging
+  std::vector<std::vector<std::int64_t>> merged_strides(static_cast<std::size_t>(num_inputs));
+  for (std::size_t k = 0; k < rank; ++k) {
+    const std::size_t d = rank - 1 - k;
+    if (sizes[d] == 1) continue;
+    bool mergeable = !merged_sizes.empty();
+    for (int i = 0; i < num_inputs && mergeable; ++i)
+      mergeable = strides[i][d] == merged_strides[i].back() * merged_sizes.back();
+    if (mergeable) {
+      merged_sizes.back() *= sizes[d];
+    } else {
+      merged_sizes.push_back(sizes[d]);
+      for (int i = 0; i < num_inputs; ++i) merged_strides[i].push_back(strides[i][d]);
+    }
+  }
+  if (merged_sizes.empty()) {  // rank 0 or all dims of size 1: one element
+    merged_sizes.push_back(1);
+    for (int i = 0; i < num_inputs; ++i) merged_strides[i].push_back(1);
+  }
+  FERRITE_CHECK(merged_sizes.size() <= static_cast<std::size_t>(kMaxElementwiseDims), Unsupported, op,
+                ": broadcasting ", shape_str(out_shape), " needs ", merged_sizes.size(),
+                " dims after merging, more than the ", kMaxElementwiseDims, " supported");
+
+  ElementwiseLayout layout;
+  layout.rank = static_cast<int>(merged_sizes.size());
+  layout.num_inputs = num_inputs;
+  layout.numel = shape_numel(out_shape);
+  for (int j = 0; j < layout.rank; ++j) {
+    const std::size_t from = merged_sizes.size() - 1 - static_cast<std::size_t>(j);  // back to outermost first
+    layout.sizes[j] = merged_sizes[from];
+    for (int i = 0; i < num_inputs; ++i) layout.strides[i][j] = merged_strides[i][from];
+  }
+  layout.contiguous = layout.rank == 1;
+  for (int i = 0; i < num_inputs; ++i) layout.contiguous = layout.contiguous && layout.strides[i][0] == 1;
+  return layout;
+}
+
+}  // namespace ferrite

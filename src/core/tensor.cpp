@@ -1,0 +1,173 @@
+#include "ferrite/tensor.hpp"
+
+#include <cmath>
+#include <limits>
+
+#include "ferrite/backend.hpp"
+#include "frontend/checks.hpp"
+
+namespace ferrite {
+
+std::string shape_str(const Shape& shape) {
+  std::string text = "[";
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (i) text += ", ";
+    text += std::to_string(shape[i]);
+  }
+  return text + "]";
+}
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t numel = 1;
+  for (std::int64_t d : shape) {
+    FERRITE_CHECK(d >= 0, InvalidArgument, "shape ", shape_str(shape), " has a negative dim");
+    FERRITE_CHECK(d == 0 || numel <= std::numeric_limits<std::int64_t>::max() / d, InvalidArgument, "shape ",
+                  shape_str(shape), " has more elements than an int64 can count");
+    numel *= d;
+  }
+  return numel;
+}
+
+Tensor::Tensor(Buffer buffer, Shape shape) : buffer_(std::move(buffer)), shape_(std::move(shape)) {
+  FERRITE_CHECK(shape_numel(shape_) == buffer_.numel(), ShapeMismatch, "Tensor: shape ", shape_str(shape_),
+                " needs ", shape_numel(shape_), " elements but the buffer holds ", buffer_.numel());
+}
+
+std::int64_t Tensor::size(std::int64_t d) const {
+  const std::int64_t rank = dim();
+  FERRITE_CHECK(d >= -rank && d < rank, IndexOutOfRange, "size: dim ", d, " is out of range for ", description());
+  return shape_[static_cast<std::size_t>(d < 0 ? d + rank : d)];
+}
+
+std::string Tensor::description() const {
+  if (!defined()) return "undefined tensor";
+  return shape_str(shape_) + " " + std::string(dtype_name(dtype())) + " " + device().str();
+}
+
+void Tensor::check_host_type(DType requested, const char* what) const {
+  FERRITE_CHECK(defined(), InvalidArgument, what, ": tensor is undefined");
+  FERRITE_CHECK(requested == dtype(), DTypeMismatch, what, ": asked for ", dtype_name(requested),
+                " elements but the tensor is ", description());
+}
+
+Tensor Tensor::to(Device target) const {
+  FERRITE_CHECK(defined(), InvalidArgument, "to(device): tensor is undefined");
+  if (target == device()) return *this;
+  Tensor out = frontend::allocate(shape_, dtype(), target);
+  if (numel() == 0) return out;
+  if (device().is_cpu()) {
+    backend(target).copy_from_host(data_ptr(), out.buffer(), nbytes());
+  } else if (target.is_cpu()) {
+    backend(device()).copy_to_host(buffer_, out.mutable_data_ptr(), nbytes());
+  } else {
+    FERRITE_CHECK(device().kind == target.kind, Unsupported, "to(device): no direct path from ", device().str(),
+                  " to ", target.str());
+    backend(device()).copy(buffer_, out.buffer());
+  }
+  return out;
+}
+
+Tensor Tensor::to(DType target) const {
+  FERRITE_CHECK(defined(), InvalidArgument, "to(dtype): tensor is undefined");
+  if (target == dtype()) return *this;
+  frontend::check_supported(Op::Cast, dtype(), device());
+  frontend::check_supported(Op::Cast, target, device());
+  Tensor out = frontend::allocate(shape_, target, device());
+  if (numel() > 0) backend(device()).cast(buffer_, out.buffer());
+  return out;
+}
+
+Tensor Tensor::clone() const {
+  FERRITE_CHECK(defined(), InvalidArgument, "clone: tensor is undefined");
+  Tensor out = frontend::allocate(shape_, dtype(), device());
+  if (numel() > 0) backend(device()).copy(buffer_, out.buffer());
+  return out;
+}
+
+Tensor Tensor::reshape(Shape target) const {
+  FERRITE_CHECK(defined(), InvalidArgument, "reshape: tensor is undefined");
+  int inferred = -1;
+  std::int64_t known = 1;
+  for (std::size_t i = 0; i < target.size(); ++i) {
+    if (target[i] == -1) {
+      FERRITE_CHECK(inferred < 0, InvalidArgument, "reshape: more than one -1 in ", shape_str(target));
+      inferred = static_cast<int>(i);
+    } else {
+      FERRITE_CHECK(target[i] >= 0, InvalidArgument, "reshape: negative dim in ", shape_str(target));
+      known *= target[i];
+    }
+  }
+  if (inferred >= 0) {
+    FERRITE_CHECK(known != 0 && numel() % known == 0, ShapeMismatch, "reshape: cannot infer -1 in ",
+                  shape_str(target), " for ", description());
+    target[static_cast<std::size_t>(inferred)] = numel() / known;
+  }
+  FERRITE_CHECK(shape_numel(target) == numel(), ShapeMismatch, "reshape: ", description(), " cannot become ",
+                shape_str(target), " (", numel(), " vs ", shape_numel(target), " elements)");
+  return Tensor(buffer_, std::move(target));
+}
+
+std::vector<std::uint8_t> Tensor::to_bytes() const {
+  FERRITE_CHECK(defined(), InvalidArgument, "to_bytes: tensor is undefined");
+  std::vector<std::uint8_t> bytes(nbytes());
+  if (bytes.empty()) return bytes;
+  if (device().is_cpu()) {
+    std::memcpy(bytes.data(), data_ptr(), bytes.size());
+  } else {
+    backend(device()).copy_to_host(buffer_, bytes.data(), bytes.size());
+  }
+  return bytes;
+}
+
+Tensor Tensor::from_bytes(const void* data, std::size_t nbytes, DType dtype, Shape shape, Device device) {
+  const std::int64_t numel = shape_numel(shape);
+  FERRITE_CHECK(nbytes == static_cast<std::size_t>(numel) * dtype_size(dtype), ShapeMismatch, "from_bytes: ",
+                nbytes, " bytes given but shape ", shape_str(shape), " of ", dtype_name(dtype), " needs ",
+                static_cast<std::size_t>(numel) * dtype_size(dtype));
+  FERRITE_CHECK(nbytes == 0 || data != nullptr, InvalidArgument, "from_bytes: null data pointer");
+  Tensor out = frontend::allocate(shape, dtype, device);
+  if (nbytes == 0) return out;
+  if (device.is_cpu()) {
+    std::memcpy(out.mutable_data_ptr(), data, nbytes);
+  } else {
+    backend(device).copy_from_host(data, out.buffer(), nbytes);
+  }
+  return out;
+}
+
+// ---- factories ----
+
+Tensor empty(Shape shape, DType dtype, Device device) { return frontend::allocate(shape, dtype, device); }
+
+Tensor full(Shape shape, Scalar value, DType dtype, Device device) {
+  frontend::check_supported(Op::Fill, dtype, device);
+  Tensor out = frontend::allocate(shape, dtype, device);
+  if (out.numel() > 0) backend(device).fill(out.buffer(), value);
+  return out;
+}
+
+Tensor zeros(Shape shape, DType dtype, Device device) { return full(std::move(shape), 0, dtype, device); }
+
+Tensor arange(double start, double end, double step, DType dtype, Device device) {
+  FERRITE_CHECK(step != 0 && std::isfinite(step) && std::isfinite(start) && std::isfinite(end), InvalidArgument,
+                "arange: start ", start, ", end ", end, " and step ", step, " must be finite with step != 0");
+  const double count = std::ceil((end - start) / step);
+  FERRITE_CHECK(count < 9.0e18, InvalidArgument, "arange: ", count, " elements is too many");
+  const auto n = static_cast<std::int64_t>(count > 0 ? count : 0);
+  frontend::check_supported(Op::Arange, dtype, device);
+  Tensor out = frontend::allocate({n}, dtype, device);
+  if (n > 0) backend(device).arange(out.buffer(), start, step);
+  return out;
+}
+
+Tensor arange(std::int64_t n, DType dtype, Device device) {
+  FERRITE_CHECK(n >= 0, InvalidArgument, "arange: negative length ", n);
+  return arange(0.0, static_cast<double>(n), 1.0, dtype, device);
+}
+
+Tensor from_vector(const std::vector<bool>& values, Shape shape, Device device) {
+  std::vector<std::uint8_t> bytes(values.begin(), values.end());
+  return Tensor::from_bytes(bytes.data(), bytes.size(), DType::Bool, std::move(shape), device);
+}
+
+}  // namespace ferrite

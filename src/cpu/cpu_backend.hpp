@@ -1,0 +1,35 @@
+// The CPU backend: the reference every CUDA result is compared with, and the backend that
+// runs everything where no GPU is present. Plain loops, OpenMP where it pays.
+#pragma once
+
+#include <atomic>
+
+#include "ferrite/backend.hpp"
+
+namespace ferrite::cpu {
+
+class CpuBackend final : public Backend {
+ public:
+  DeviceKind kind() const override { return DeviceKind::CPU; }
+  std::string name() const override { return "cpu"; }
+  int device_count() const override { return 1; }
+  bool supports(Op op, DType dtype) const override;
+
+  std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override;
+  MemoryStats memory_stats(Device device) const override;
+  void copy_from_host(const void* src, const Buffer& dst, std::size_t bytes) override;
+  void copy_to_host(const Buffer& src, void* dst, std::size_t bytes) override;
+  void copy(const Buffer& src, const Buffer& dst) override;
+  void fill(const Buffer& out, Scalar value) override;
+  void arange(const Buffer& out, double start, double step) override;
+  void synchronize(Device) override {}
+
+  void cast(const Buffer& x, const Buffer& out) override;
+  void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) override;
+  void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override;
+
+ private:
+  std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
+};
+
+}  // namespace ferrite::cpu

@@ -1,0 +1,135 @@
+#include "cuda/cuda_backend.hpp"
+
+#include <vector>
+
+#include "core/memory_checks.hpp"
+#include "core/op_support.hpp"
+#include "cuda/kernels/elementwise.cuh"
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/device_context.hpp"
+#include "cuda/runtime/transfer.hpp"
+
+namespace ferrite::cuda {
+namespace {
+
+class CudaBackend final : public Backend {
+ public:
+  DeviceKind kind() const override { return DeviceKind::CUDA; }
+  std::string name() const override { return "cuda"; }
+  int device_count() const override { return DeviceContext::count(); }
+  bool supports(Op op, DType dtype) const override { return detail::elementwise_supported(op, dtype); }
+
+  std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override {
+    DeviceContext& ctx = DeviceContext::get(device.index);
+    const cudaStream_t stream = ctx.current_stream();
+    const bool checked = testing::memory_checks_enabled();
+    const std::size_t guard = checked ? testing::kGuardBytes : 0;
+    void* ptr = ctx.allocate(bytes + guard, stream);
+    if (checked && ptr) {
+      DeviceGuard device_guard(ctx.device());
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(ptr, testing::kPoisonByte, bytes, stream));
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(static_cast<char*>(ptr) + bytes, testing::kGuardByte, guard, stream));
+    }
+    DeviceContext* owner = &ctx;
+    return std::make_shared<Storage>(ptr, bytes, device, [owner, stream, checked, guard](void* p, std::size_t n) {
+      if (checked && p) verify_guard(*owner, static_cast<const char*>(p) + n, stream);
+      owner->release(p, n + guard, stream);
+    });
+  }
+
+  MemoryStats memory_stats(Device device) const override { return DeviceContext::get(device.index).stats(); }
+
+  void copy_from_host(const void* src, const Buffer& dst, std::size_t bytes) override {
+    DeviceContext& ctx = DeviceContext::get(dst.device().index);
+    upload(ctx, src, dst.data(), bytes, ctx.current_stream());
+  }
+
+  void copy_to_host(const Buffer& src, void* dst, std::size_t bytes) override {
+    DeviceContext& ctx = DeviceContext::get(src.device().index);
+    download(ctx, src.data(), dst, bytes, ctx.current_stream());
+  }
+
+  void copy(const Buffer& src, const Buffer& dst) override {
+    const int from = src.device().index, to = dst.device().index;
+    DeviceContext& source = DeviceContext::get(from);
+    if (from == to) {
+      DeviceGuard guard(from);
+      FERRITE_CUDA_CHECK(
+          cudaMemcpyAsync(dst.data(), src.data(), src.nbytes(), cudaMemcpyDeviceToDevice, source.current_stream()));
+      return;
+    }
+    // Between GPUs: order the copy after the work queued on both devices' streams, and make
+    // the destination stream wait for it, so neither side needs a host synchronisation.
+    DeviceContext& target = DeviceContext::get(to);
+    cudaEvent_t target_ready = nullptr, copied = nullptr;
+    {
+      DeviceGuard guard(to);
+      FERRITE_CUDA_CHECK(cudaEventCreateWithFlags(&target_ready, cudaEventDisableTiming));
+      FERRITE_CUDA_CHECK(cudaEventRecord(target_ready, target.current_stream()));
+    }
+    DeviceGuard guard(from);
+    FERRITE_CUDA_CHECK(cudaEventCreateWithFlags(&copied, cudaEventDisableTiming));
+    FERRITE_CUDA_CHECK(cudaStreamWaitEvent(source.current_stream(), target_ready, 0));
+    FERRITE_CUDA_CHECK(cudaMemcpyPeerAsync(dst.data(), to, src.data(), from, src.nbytes(), source.current_stream()));
+    FERRITE_CUDA_CHECK(cudaEventRecord(copied, source.current_stream()));
+    FERRITE_CUDA_CHECK(cudaStreamWaitEvent(target.current_stream(), copied, 0));
+    cudaEventDestroy(copied);  // destruction is deferred by CUDA until the event completes
+    cudaEventDestroy(target_ready);
+  }
+
+  void fill(const Buffer& out, Scalar value) override {
+    DeviceGuard guard(out.device().index);
+    kernels::fill(out, value, stream_of(out));
+  }
+
+  void arange(const Buffer& out, double start, double step) override {
+    DeviceGuard guard(out.device().index);
+    kernels::arange(out, start, step, stream_of(out));
+  }
+
+  void synchronize(Device device) override {
+    DeviceGuard guard(device.index);
+    FERRITE_CUDA_CHECK(cudaDeviceSynchronize());
+  }
+
+  void cast(const Buffer& x, const Buffer& out) override {
+    DeviceGuard guard(out.device().index);
+    kernels::cast(x, out, stream_of(out));
+  }
+
+  void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) override {
+    DeviceGuard guard(out.device().index);
+    kernels::unary(op, x, out, params, stream_of(out));
+  }
+
+  void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override {
+    DeviceGuard guard(out.device().index);
+    kernels::binary(op, a, b, out, layout, stream_of(out));
+  }
+
+ private:
+  static cudaStream_t stream_of(const Buffer& b) { return DeviceContext::get(b.device().index).current_stream(); }
+
+  // Runs in a Storage deleter, so it must not throw.
+  static void verify_guard(DeviceContext& ctx, const char* guard_bytes, cudaStream_t stream) noexcept {
+    std::vector<std::uint8_t> host(testing::kGuardBytes);
+    int previous = -1;
+    cudaGetDevice(&previous);
+    cudaSetDevice(ctx.device());
+    const bool read = cudaMemcpyAsync(host.data(), guard_bytes, host.size(), cudaMemcpyDeviceToHost, stream) ==
+                          cudaSuccess &&
+                      cudaStreamSynchronize(stream) == cudaSuccess;
+    if (!read) cudaGetLastError();
+    if (!read || !detail::guard_intact(host.data())) detail::record_guard_violation();
+    if (previous >= 0) cudaSetDevice(previous);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<Backend> make_cuda_backend_if_available() {
+  if (DeviceContext::count() == 0) return nullptr;
+  return std::make_shared<CudaBackend>();
+}
+
+}  // namespace ferrite::cuda

@@ -1,0 +1,50 @@
+#include "frontend/checks.hpp"
+
+#include <string>
+
+namespace ferrite::frontend {
+
+Tensor allocate(const Shape& shape, DType dtype, Device device) {
+  const std::int64_t numel = shape_numel(shape);
+  Backend& b = backend(device);
+  auto storage = b.allocate(static_cast<std::size_t>(numel) * dtype_size(dtype), device);
+  return Tensor(Buffer(std::move(storage), dtype, numel), shape);
+}
+
+namespace {
+std::string describe_all(std::initializer_list<const Tensor*> tensors) {
+  std::string text;
+  for (const Tensor* t : tensors) {
+    if (!text.empty()) text += ", ";
+    text += t->defined() ? t->description() : std::string("undefined");
+  }
+  return text;
+}
+}  // namespace
+
+void check_defined(const char* op, std::initializer_list<const Tensor*> tensors) {
+  for (const Tensor* t : tensors)
+    FERRITE_CHECK(t->defined(), InvalidArgument, op, ": an operand is an undefined (default-constructed) tensor");
+}
+
+void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const Device first = (*tensors.begin())->device();
+  for (const Tensor* t : tensors)
+    FERRITE_CHECK(t->device() == first, DeviceMismatch, op, ": operands are on different devices (",
+                  describe_all(tensors), ")");
+}
+
+void check_same_dtype(const char* op, std::initializer_list<const Tensor*> tensors) {
+  const DType first = (*tensors.begin())->dtype();
+  for (const Tensor* t : tensors)
+    FERRITE_CHECK(t->dtype() == first, DTypeMismatch, op, ": operand dtypes differ (", describe_all(tensors),
+                  "); ferrite never promotes, cast one with .to(dtype)");
+}
+
+void check_supported(Op op, DType dtype, Device device) {
+  Backend& b = backend(device);
+  FERRITE_CHECK(b.supports(op, dtype), Unsupported, op_name(op), ": dtype ", dtype_name(dtype),
+                " is not supported on ", device.str(), " (", b.name(), " backend)");
+}
+
+}  // namespace ferrite::frontend
