@@ -86,7 +86,7 @@ __device__ __forceinline__ void elementwise_body(F f, Out* __restrict__ out, con
           for (int k = 0; k < kInputs; ++k) offsets[k] += coord * args.strides[k][d];
         }
       }
-      return cuda::std::make_tuple(load_input<kContiguous, kVec, In>(args, static_cast<int>(K), first, offsets)...);
+      return ::cuda::std::make_tuple(load_input<kContiguous, kVec, In>(args, static_cast<int>(K), first, offsets)...);
     };
     decltype(load_all(IndexT(0))) loaded[kUnroll];
 #pragma unroll
@@ -101,7 +101,7 @@ __device__ __forceinline__ void elementwise_body(F f, Out* __restrict__ out, con
         Pack<Out, kVec> result;
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
-          result.v[j] = detail::narrow<Out>(f(detail::widen(cuda::std::get<K>(loaded[u]).v[j])...));
+          result.v[j] = detail::narrow<Out>(f(detail::widen(::cuda::std::get<K>(loaded[u]).v[j])...));
         *reinterpret_cast<Pack<Out, kVec>*>(out + v * kVec) = result;
       }
     }

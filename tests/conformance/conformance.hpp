@@ -1,0 +1,85 @@
+// The conformance registry: one entry per op, run on every available backend.
+//
+// An entry says which dtypes the op takes, how to make fresh random inputs (odd sizes,
+// empty, one element, broadcast shapes, extreme values), how to run the op, and a host
+// reference computed independently of any backend (exact or through float64). The test
+// (conformance_test.cpp) then checks:
+//   cpu  : the CPU backend against the reference;
+//   cuda : the CUDA backend against the CPU backend;
+// with outputs poisoned before the run, guard bytes after them, and the allocator's
+// in-use bytes the same before and after (no leaks). Error cases expect an error kind and
+// a fragment of the message.
+#pragma once
+
+#include <functional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "ferrite/ferrite.hpp"
+#include "ferrite/testing.hpp"
+
+namespace ferrite::conformance {
+
+using Rng = std::mt19937_64;
+
+struct Case {
+  std::string label;
+  std::vector<Tensor> inputs;  // on the CPU
+};
+
+struct ErrorCase {
+  std::string label;
+  std::function<void(Device)> call;
+  ErrorKind kind;
+  std::string message_fragment;
+};
+
+struct Tolerance {
+  double rtol = 0, atol = 0;
+  bool exact() const { return rtol == 0 && atol == 0; }
+};
+
+struct Entry {
+  std::string op;
+  std::vector<DType> dtypes;
+  std::function<std::vector<Case>(DType, Rng&)> cases;
+  std::function<Tensor(const std::vector<Tensor>&)> run;
+  std::function<Tensor(const std::vector<Tensor>&)> reference;
+  /// Tolerance of the CPU backend against the reference, per input dtype.
+  std::function<Tolerance(DType)> reference_tolerance;
+  /// Tolerance of CUDA against the CPU backend, per input dtype (design §7 by default).
+  std::function<Tolerance(DType)> backend_tolerance;
+  std::function<std::vector<ErrorCase>(DType)> errors;
+};
+
+std::vector<Entry>& registry();
+bool register_entry(Entry entry);
+
+/// design.md §7: F64 (1e-7, 1e-7), F32 (1.3e-6, 1e-5), F16 (1e-3, 1e-5), BF16 (1.6e-2, 1e-5).
+Tolerance default_tolerance(DType dtype);
+inline Tolerance exact(DType) { return {}; }
+
+// ---- input generators ----
+/// Random values of `dtype` in [lo, hi] (integers: uniform ints; Bool: fair coin), never all zero.
+Tensor random(Shape shape, DType dtype, Rng& rng, double lo = -4, double hi = 4);
+/// Values that break careless kernels: +-0, +-Inf, NaN, denormals, the dtype's limits.
+Tensor extremes(DType dtype, std::int64_t n, Rng& rng);
+/// Shapes every elementwise entry runs: odd sizes, empty, rank 0, one element, large.
+std::vector<Shape> unary_shapes();
+/// Pairs of shapes that broadcast: a size-1 dim in the middle, rank 0 against rank 3, rows.
+std::vector<std::pair<Shape, Shape>> binary_shape_pairs();
+
+/// Elementwise comparison with NaN and Inf positions required to match. Empty string = equal.
+std::string compare(const Tensor& actual, const Tensor& expected, Tolerance tol);
+
+/// Runs `call` and reports how it failed to throw `kind` with `fragment` in the message.
+std::string expect_error(const std::function<void()>& call, ErrorKind kind, const std::string& fragment);
+
+}  // namespace ferrite::conformance
+
+#define FERRITE_CONFORMANCE_CAT2(a, b) a##b
+#define FERRITE_CONFORMANCE_CAT(a, b) FERRITE_CONFORMANCE_CAT2(a, b)
+/// Registers an entry at static-initialisation time: FERRITE_CONFORMANCE(make_entry());
+#define FERRITE_CONFORMANCE(...) \
+  static const bool FERRITE_CONFORMANCE_CAT(conformance_entry_, __LINE__) = ::ferrite::conformance::register_entry(__VA_ARGS__)

@@ -1,0 +1,96 @@
+// Runs every conformance entry, for every dtype it takes, on one backend:
+//   ferrite_conformance --backend=cpu    the CPU backend against host references
+//   ferrite_conformance --backend=cuda   the CUDA backend against the CPU backend
+// Exit code 77 (ctest: skipped) with a reason when the CUDA backend has no GPU.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <iostream>
+
+#include "conformance/conformance.hpp"
+
+namespace ferrite::conformance {
+namespace {
+
+Device g_device = Device::cpu();
+
+struct Param {
+  std::size_t entry;
+  DType dtype;
+};
+
+std::vector<Param> all_params() {
+  std::vector<Param> params;
+  for (std::size_t i = 0; i < registry().size(); ++i)
+    for (DType d : registry()[i].dtypes) params.push_back({i, d});
+  return params;
+}
+
+std::string param_name(const ::testing::TestParamInfo<Param>& info) {
+  std::string name = registry()[info.param.entry].op + "_" + std::string(dtype_name(info.param.dtype));
+  for (char& c : name)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return name + "_" + std::to_string(info.index);
+}
+
+class Conformance : public ::testing::TestWithParam<Param> {};
+
+TEST_P(Conformance, MatchesReference) {
+  const Entry& entry = registry()[GetParam().entry];
+  const DType dtype = GetParam().dtype;
+  Rng rng(0x5eed0000u + GetParam().entry * 131 + static_cast<unsigned>(dtype) + std::random_device{}());
+  ferrite::testing::set_memory_checks(true);
+  const std::int64_t violations_before = ferrite::testing::guard_violations();
+  const std::int64_t in_use_before = memory_stats(g_device).in_use_bytes;
+
+  for (const Case& c : entry.cases(dtype, rng)) {
+    SCOPED_TRACE(entry.op + " " + std::string(dtype_name(dtype)) + " case " + c.label);
+    if (g_device.is_cpu()) {
+      const Tensor actual = entry.run(c.inputs);
+      const Tensor expected = entry.reference(c.inputs);
+      const std::string diff = compare(actual, expected, entry.reference_tolerance(dtype));
+      EXPECT_EQ(diff, "") << "CPU backend vs reference";
+    } else {
+      std::vector<Tensor> on_device;
+      for (const Tensor& t : c.inputs) on_device.push_back(t.to(g_device));
+      const Tensor actual = entry.run(on_device);
+      EXPECT_EQ(actual.device(), g_device);
+      const Tensor expected = entry.run(c.inputs);
+      const std::string diff = compare(actual.to(Device::cpu()), expected, entry.backend_tolerance(dtype));
+      EXPECT_EQ(diff, "") << "CUDA backend vs CPU backend";
+    }
+  }
+  if (entry.errors) {
+    for (const ErrorCase& e : entry.errors(dtype)) {
+      SCOPED_TRACE("error case " + e.label);
+      EXPECT_EQ(expect_error([&] { e.call(g_device); }, e.kind, e.message_fragment), "");
+    }
+  }
+  synchronize(g_device);  // frees are stream-ordered; counters move at the call, but be sure
+  EXPECT_EQ(memory_stats(g_device).in_use_bytes, in_use_before) << "allocator in-use bytes changed: a leak";
+  EXPECT_EQ(ferrite::testing::guard_violations(), violations_before) << "an op wrote past the end of its output";
+  ferrite::testing::set_memory_checks(false);
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, Conformance, ::testing::ValuesIn(all_params()), param_name);
+
+}  // namespace
+}  // namespace ferrite::conformance
+
+int main(int argc, char** argv) {
+  ::testing::InitGoogleTest(&argc, argv);
+  std::string backend_name = "cpu";
+  for (int i = 1; i < argc; ++i)
+    if (std::strncmp(argv[i], "--backend=", 10) == 0) backend_name = argv[i] + 10;
+  if (backend_name == "cuda") {
+    if (ferrite::cuda_device_count() == 0) {
+      std::cout << "SKIPPED: no CUDA device on this machine (" << (FERRITE_WITH_CUDA ? "CUDA backend built" : "built without CUDA")
+                << "); the CUDA conformance run needs a GPU\n";
+      return 77;
+    }
+    ferrite::conformance::g_device = ferrite::Device::cuda(0);
+  }
+  std::cout << "conformance on " << ferrite::conformance::g_device.str() << ": "
+            << ferrite::conformance::registry().size() << " entries\n";
+  return RUN_ALL_TESTS();
+}

@@ -1,0 +1,127 @@
+// Conformance entries of the elementwise slice of the foundation: add, sub, mul, div (with
+// broadcasting), neg and relu, for every real numeric dtype.
+#include <cmath>
+#include <limits>
+
+#include "conformance/conformance.hpp"
+#include "conformance/reference.hpp"
+
+namespace ferrite::conformance {
+namespace {
+
+const std::vector<DType> kArithmeticDTypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64};
+
+// Integer results wrap to the dtype's width (two's complement), as documented.
+long double wrap(DType dtype, __int128 v) {
+  if (dtype == DType::I32) return static_cast<std::int32_t>(static_cast<std::uint32_t>(static_cast<std::uint64_t>(v)));
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(v));
+}
+
+using ExactBinary = long double (*)(DType, long double, long double);
+
+long double ref_add(DType d, long double a, long double b) {
+  return is_integral(d) ? wrap(d, static_cast<__int128>(a) + static_cast<__int128>(b)) : a + b;
+}
+long double ref_sub(DType d, long double a, long double b) {
+  return is_integral(d) ? wrap(d, static_cast<__int128>(a) - static_cast<__int128>(b)) : a - b;
+}
+long double ref_mul(DType d, long double a, long double b) {
+  return is_integral(d) ? wrap(d, static_cast<__int128>(a) * static_cast<__int128>(b)) : a * b;
+}
+long double ref_div(DType d, long double a, long double b) {
+  if (!is_integral(d)) return a / b;
+  if (b == 0) return 0;  // documented: integer division by zero gives 0
+  return wrap(d, static_cast<__int128>(a) / static_cast<__int128>(b));  // truncates toward zero
+}
+
+// For floats the exact result of a single operation, rounded once, equals IEEE arithmetic
+// in the dtype; long double holds sums and products of two doubles' worth of bits closely
+// enough for F32/F16/BF16, and F64 is compared with a tolerance.
+Tensor binary_reference(const std::vector<Tensor>& in, ExactBinary fn) {
+  const Shape out_shape = broadcast_shapes(in[0].shape(), in[1].shape());
+  const auto a = reference::values(in[0]), b = reference::values(in[1]);
+  std::vector<long double> out(static_cast<std::size_t>(shape_numel(out_shape)));
+  for (std::size_t i = 0; i < out.size(); ++i)
+    out[i] = fn(in[0].dtype(), a[reference::broadcast_source(static_cast<std::int64_t>(i), out_shape, in[0].shape())],
+                b[reference::broadcast_source(static_cast<std::int64_t>(i), out_shape, in[1].shape())]);
+  return reference::from_values(out, out_shape, in[0].dtype());
+}
+
+std::vector<Case> binary_cases(DType dtype, Rng& rng) {
+  std::vector<Case> cases;
+  for (const auto& [sa, sb] : binary_shape_pairs())
+    cases.push_back({shape_str(sa) + " op " + shape_str(sb), {random(sa, dtype, rng), random(sb, dtype, rng)}});
+  cases.push_back({"extremes", {extremes(dtype, 513, rng), extremes(dtype, 513, rng)}});
+  return cases;
+}
+
+std::vector<ErrorCase> binary_errors(const std::string& name, Tensor (*fn)(const Tensor&, const Tensor&), DType dtype) {
+  const DType other = dtype == DType::F32 ? DType::F64 : DType::F32;
+  return {
+      {"dtype mismatch", [=](Device d) { fn(zeros({3}, dtype, d), zeros({3}, other, d)); }, ErrorKind::DTypeMismatch,
+       name + ": operand dtypes differ ([3] " + std::string(dtype_name(dtype))},
+      {"no broadcast", [=](Device d) { fn(zeros({3, 4}, dtype, d), zeros({5}, dtype, d)); }, ErrorKind::ShapeMismatch,
+       name + ": shapes [3, 4] and [5] do not broadcast"},
+      {"unsupported Bool", [=](Device d) { fn(zeros({2}, DType::Bool, d), zeros({2}, DType::Bool, d)); },
+       ErrorKind::Unsupported, name + ": dtype Bool is not supported"},
+      {"out of the wrong dtype", [=](Device d) { add_out(zeros({2}, dtype, d), zeros({2}, dtype, d), zeros({2}, other, d)); },
+       ErrorKind::DTypeMismatch, "add: out is [2] " + std::string(dtype_name(other))},
+      {"out of the wrong shape", [=](Device d) { add_out(zeros({2}, dtype, d), zeros({2}, dtype, d), zeros({3}, dtype, d)); },
+       ErrorKind::ShapeMismatch, "expected shape [2]"},
+  };
+}
+
+Entry binary_entry(const std::string& name, Tensor (*fn)(const Tensor&, const Tensor&), ExactBinary ref) {
+  Entry e;
+  e.op = name;
+  e.dtypes = kArithmeticDTypes;
+  e.cases = binary_cases;
+  e.run = [fn](const std::vector<Tensor>& in) { return fn(in[0], in[1]); };
+  e.reference = [ref](const std::vector<Tensor>& in) { return binary_reference(in, ref); };
+  // One correctly rounded operation: bit-exact except F64, where long double is only 64 bits.
+  e.reference_tolerance = [](DType d) { return d == DType::F64 ? Tolerance{1e-15, 1e-300} : Tolerance{}; };
+  // The GPU runs the same functors in the same precision: bit-exact too.
+  e.backend_tolerance = exact;
+  e.errors = [name, fn](DType d) { return binary_errors(name, fn, d); };
+  return e;
+}
+
+FERRITE_CONFORMANCE(binary_entry("add", add, ref_add));
+FERRITE_CONFORMANCE(binary_entry("sub", sub, ref_sub));
+FERRITE_CONFORMANCE(binary_entry("mul", mul, ref_mul));
+FERRITE_CONFORMANCE(binary_entry("div", div, ref_div));
+
+Entry unary_entry(const std::string& name, Tensor (*fn)(const Tensor&), long double (*ref)(DType, long double)) {
+  Entry e;
+  e.op = name;
+  e.dtypes = kArithmeticDTypes;
+  e.cases = [](DType dtype, Rng& rng) {
+    std::vector<Case> cases;
+    for (const Shape& s : unary_shapes()) cases.push_back({shape_str(s), {random(s, dtype, rng)}});
+    cases.push_back({"extremes", {extremes(dtype, 1000, rng)}});
+    return cases;
+  };
+  e.run = [fn](const std::vector<Tensor>& in) { return fn(in[0]); };
+  e.reference = [ref](const std::vector<Tensor>& in) {
+    auto v = reference::values(in[0]);
+    for (auto& x : v) x = ref(in[0].dtype(), x);
+    return reference::from_values(v, in[0].shape(), in[0].dtype());
+  };
+  e.reference_tolerance = exact;
+  e.backend_tolerance = exact;
+  e.errors = [name, fn](DType) {
+    return std::vector<ErrorCase>{{"Bool input", [fn](Device d) { fn(zeros({4}, DType::Bool, d)); },
+                                   ErrorKind::Unsupported, name + ": dtype Bool is not supported on"},
+                                  {"undefined tensor", [fn](Device) { fn(Tensor()); }, ErrorKind::InvalidArgument,
+                                   name + ": an operand is an undefined"}};
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(unary_entry("neg", neg, [](DType d, long double x) {
+  return is_integral(d) ? wrap(d, -static_cast<__int128>(x)) : -x;
+}));
+FERRITE_CONFORMANCE(unary_entry("relu", relu, [](DType, long double x) { return x < 0 ? 0.0L : x; }));
+
+}  // namespace
+}  // namespace ferrite::conformance
