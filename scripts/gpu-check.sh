@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The one command for a GPU machine: configure and build with every core, run every test
+# (the `cuda` ones included: none may be skipped here), compute-sanitizer memcheck on the
+# CUDA tests, then the benchmarks against PyTorch. Logs and summary.txt go to $OUT
+# (default: ./gpu-check-out). Exit status: non-zero when anything failed.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-check-out}
+BUILD=${BUILD_DIR:-build-gpu}
+mkdir -p "$OUT"
+summary="$OUT/summary.txt"
+: >"$summary"
+status=0
+note() { echo "$*" | tee -a "$summary"; }
+
+note "== ferrite gpu-check $(date -u +%FT%TZ) on $(hostname)"
+nvidia-smi --query-gpu=index,name,memory.total,driver_version --format=csv,noheader 2>&1 | tee -a "$summary"
+
+# ---- build ----
+start=$(date +%s)
+if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 ||
+   ! cmake --build "$BUILD" -j"$(nproc)" >"$OUT/build.log" 2>&1; then
+  note "BUILD FAILED (see build.log)"; tail -40 "$OUT/build.log"; exit 1
+fi
+note "build: $(( $(date +%s) - start )) s with $(nproc) cores"
+"$BUILD/ferrite" info 2>&1 | tee -a "$summary"
+
+# ---- tests ----
+ctest --test-dir "$BUILD" --output-on-failure >"$OUT/ctest.log" 2>&1 || status=1
+grep -E "tests passed|tests failed|Skipped|Failed|Not Run" "$OUT/ctest.log" | tee -a "$summary"
+if grep -q "(Skipped)" "$OUT/ctest.log"; then note "ERROR: tests were skipped on a GPU machine"; status=1; fi
+for t in ferrite_conformance:--backend=cuda ferrite_cuda_tests: ferrite_unit_tests: ; do
+  bin=${t%%:*}; arg=${t#*:}
+  "$BUILD/tests/$bin" $arg --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/$bin $arg: /" | tee -a "$summary"
+done
+
+# ---- compute-sanitizer ----
+if command -v compute-sanitizer >/dev/null; then
+  # The out-of-memory test fails an allocation on purpose, which memcheck reports as an API
+  # error; every other CUDA test runs under it.
+  for run in "ferrite_conformance --backend=cuda" "ferrite_cuda_tests --gtest_filter=-*OutOfMemory*"; do
+    log="$OUT/sanitizer-${run%% *}.log"
+    if compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/$run >"$log" 2>&1; then
+      note "compute-sanitizer memcheck ($run): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
+    else
+      note "compute-sanitizer memcheck ($run): FAILED: $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"; status=1
+      grep -m 20 -E "=========" "$log"
+    fi
+  done
+else
+  note "compute-sanitizer not found"; status=1
+fi
+
+# ---- benchmarks ----
+if [ "${SKIP_BENCH:-0}" != 1 ]; then
+  PYTHONUNBUFFERED=1 python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT" 2>&1 | tee "$OUT/bench.log"
+  [ -f "$OUT/compare_torch.md" ] && cat "$OUT/compare_torch.md" >>"$summary"
+fi
+note "gpu-check status: $status"
+exit $status

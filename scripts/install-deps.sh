@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs what building and testing ferrite needs, when it is missing: a C++20 compiler,
+# CMake >= 3.25, Ninja, ccache (optional, speeds rebuilds) and GoogleTest. The CUDA toolkit
+# is optional: when nvcc is at /usr/local/cuda/bin or on PATH, the CUDA backend is built.
+set -euo pipefail
+need=()
+command -v g++ >/dev/null || need+=(g++)
+command -v cmake >/dev/null || need+=(cmake)
+command -v ninja >/dev/null || need+=(ninja-build)
+command -v ccache >/dev/null || need+=(ccache)
+[ -f /usr/src/googletest/CMakeLists.txt ] || [ -d /usr/include/gtest ] || [ -f .deps/googletest/CMakeLists.txt ] ||
+  need+=(googletest libgtest-dev)
+[ ${#need[@]} -eq 0 ] && exit 0
+echo "installing: ${need[*]}"
+sudo=""
+[ "$(id -u)" -ne 0 ] && command -v sudo >/dev/null && sudo=sudo
+if command -v apt-get >/dev/null; then
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${need[@]}" >/dev/null
+else
+  echo "no apt-get here: install ${need[*]} by hand" >&2
+  exit 1
+fi
