@@ -54,8 +54,7 @@ class CudaBackend final : public Backend {
     DeviceContext& source = DeviceContext::get(from);
     if (from == to) {
       DeviceGuard guard(from);
-      FERRITE_CUDA_CHECK(
-          cudaMemcpyAsync(dst.data(), src.data(), src.nbytes(), cudaMemcpyDeviceToDevice, source.current_stream()));
+      kernels::copy(src.data(), dst.data(), src.nbytes(), source.current_stream());
       return;
     }
     // Between GPUs: order the copy after the work queued on both devices' streams, and make

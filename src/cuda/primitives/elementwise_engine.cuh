@@ -29,24 +29,55 @@
 namespace ferrite::cuda::kernels {
 
 inline constexpr int kBlockThreads = 256;
-inline constexpr int kUnroll = 4;
+// Vectors per thread: enough independent loads in flight per thread to cover HBM latency.
+// Ops with one input have half the loads per vector, so they unroll twice as far.
+template <int kInputs>
+inline constexpr int kUnroll = kInputs <= 1 ? 8 : 4;
 
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
   T v[N];
 };
 
+// Extents and strides are stored innermost dim first, so the index loop below runs over
+// compile-time positions once unrolled: no dynamic indexing into the kernel's parameters,
+// which would send them through local memory.
 template <class IndexT, int kInputs>
 struct ElementwiseArgs {
   static constexpr int kSlots = kInputs > 0 ? kInputs : 1;
   int rank;
   IndexT numel;
-  IndexT sizes[kMaxElementwiseDims];
-  IndexT strides[kSlots][kMaxElementwiseDims];
+  IndexT sizes[kMaxElementwiseDims];                // innermost first
+  IndexT strides[kSlots][kMaxElementwiseDims];      // innermost first
   const void* inputs[kSlots];
   // Vectorised broadcast layouts: whether an input's innermost stride is 1 (else it is 0).
   bool inner_contiguous[kSlots];
 };
+
+/// 16-byte packs use the streaming cache hints: data touched once should not evict data
+/// that is reused (a broadcast row, the other operand).
+template <class P>
+__device__ __forceinline__ P load_streaming(const P* p) {
+  if constexpr (sizeof(P) == 16 && alignof(P) == 16) {
+    const int4 raw = __ldcs(reinterpret_cast<const int4*>(p));
+    P out;
+    memcpy(&out, &raw, 16);
+    return out;
+  } else {
+    return *p;
+  }
+}
+
+template <class P>
+__device__ __forceinline__ void store_streaming(P* p, const P& value) {
+  if constexpr (sizeof(P) == 16 && alignof(P) == 16) {
+    int4 raw;
+    memcpy(&raw, &value, 16);
+    __stcs(reinterpret_cast<int4*>(p), raw);
+  } else {
+    *p = value;
+  }
+}
 
 /// Loads the kVec elements of input `k` that belong to output elements [first, first+kVec).
 template <bool kContiguous, int kVec, class T, class IndexT, int kInputs>
@@ -55,7 +86,7 @@ __device__ __forceinline__ Pack<T, kVec> load_input(const ElementwiseArgs<IndexT
   const T* base = static_cast<const T*>(args.inputs[k]);
   Pack<T, kVec> pack;
   if constexpr (kContiguous) {
-    pack = *reinterpret_cast<const Pack<T, kVec>*>(base + first);
+    pack = load_streaming(reinterpret_cast<const Pack<T, kVec>*>(base + first));
   } else if (kVec == 1 || args.inner_contiguous[k]) {
     pack = *reinterpret_cast<const Pack<T, kVec>*>(base + offsets[k]);
   } else {
@@ -70,6 +101,7 @@ template <bool kContiguous, int kVec, class Out, class F, class IndexT, int kInp
 __device__ __forceinline__ void elementwise_body(F f, Out* __restrict__ out, const ElementwiseArgs<IndexT, kInputs>& args,
                                                  std::index_sequence<K...>) {
   const IndexT num_vec = args.numel / kVec;
+  constexpr int kUnroll = kernels::kUnroll<kInputs>;
   const IndexT stride = static_cast<IndexT>(gridDim.x) * (kBlockThreads * kUnroll);
   for (IndexT base = static_cast<IndexT>(blockIdx.x) * (kBlockThreads * kUnroll) + threadIdx.x; base < num_vec;
        base += stride) {
@@ -79,11 +111,17 @@ __device__ __forceinline__ void elementwise_body(F f, Out* __restrict__ out, con
       IndexT offsets[ElementwiseArgs<IndexT, kInputs>::kSlots] = {};
       if constexpr (!kContiguous) {
         IndexT rest = first;
-        for (int d = args.rank - 1; d >= 0; --d) {
-          const IndexT coord = rest % args.sizes[d];
-          rest /= args.sizes[d];
 #pragma unroll
-          for (int k = 0; k < kInputs; ++k) offsets[k] += coord * args.strides[k][d];
+        for (int i = 0; i < kMaxElementwiseDims; ++i) {
+          if (i == args.rank) break;
+          IndexT coord = rest;  // the outermost dim needs no division
+          if (i + 1 < args.rank) {
+            const IndexT outer = rest / args.sizes[i];
+            coord = rest - outer * args.sizes[i];
+            rest = outer;
+          }
+#pragma unroll
+          for (int k = 0; k < kInputs; ++k) offsets[k] += coord * args.strides[k][i];
         }
       }
       return ::cuda::std::make_tuple(load_input<kContiguous, kVec, In>(args, static_cast<int>(K), first, offsets)...);
@@ -102,7 +140,7 @@ __device__ __forceinline__ void elementwise_body(F f, Out* __restrict__ out, con
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
           result.v[j] = detail::narrow<Out>(f(detail::widen(::cuda::std::get<K>(loaded[u]).v[j])...));
-        *reinterpret_cast<Pack<Out, kVec>*>(out + v * kVec) = result;
+        store_streaming(reinterpret_cast<Pack<Out, kVec>*>(out + v * kVec), result);
       }
     }
   }
@@ -132,14 +170,15 @@ void launch_variant(F f, const ElementwiseLayout& layout, Out* out, cudaStream_t
   args.rank = layout.rank;
   args.numel = static_cast<IndexT>(layout.numel);
   const void* pointers[] = {static_cast<const void*>(in)..., nullptr};
-  for (int d = 0; d < layout.rank; ++d) args.sizes[d] = static_cast<IndexT>(layout.sizes[d]);
+  const int last = layout.rank - 1;
+  for (int i = 0; i < layout.rank; ++i) args.sizes[i] = static_cast<IndexT>(layout.sizes[last - i]);
   for (int k = 0; k < static_cast<int>(sizeof...(In)); ++k) {
     args.inputs[k] = pointers[k];
-    args.inner_contiguous[k] = layout.strides[k][layout.rank - 1] == 1;
-    for (int d = 0; d < layout.rank; ++d) args.strides[k][d] = static_cast<IndexT>(layout.strides[k][d]);
+    args.inner_contiguous[k] = layout.strides[k][last] == 1;
+    for (int i = 0; i < layout.rank; ++i) args.strides[k][i] = static_cast<IndexT>(layout.strides[k][last - i]);
   }
   const std::int64_t vectors = layout.numel / kVec;
-  const std::int64_t per_block = std::int64_t(kBlockThreads) * kUnroll;
+  const std::int64_t per_block = std::int64_t(kBlockThreads) * kUnroll<sizeof...(In)>;
   // At least one block so a ragged tail shorter than kVec is still written.
   const std::int64_t blocks = std::clamp<std::int64_t>((vectors + per_block - 1) / per_block, 1, 1 << 20);
   elementwise_kernel<kContiguous, kVec, Out, F, IndexT, In...>
