@@ -32,7 +32,7 @@ inline constexpr int kBlockThreads = 256;
 // Vectors per thread: enough independent loads in flight per thread to cover HBM latency.
 // Ops with one input have half the loads per vector, so they unroll twice as far.
 template <int kInputs>
-inline constexpr int kUnroll = kInputs <= 1 ? 8 : 4;
+inline constexpr int kDefaultUnroll = kInputs <= 1 ? 8 : 4;
 
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
@@ -54,31 +54,6 @@ struct ElementwiseArgs {
   bool inner_contiguous[kSlots];
 };
 
-/// 16-byte packs use the streaming cache hints: data touched once should not evict data
-/// that is reused (a broadcast row, the other operand).
-template <class P>
-__device__ __forceinline__ P load_streaming(const P* p) {
-  if constexpr (sizeof(P) == 16 && alignof(P) == 16) {
-    const int4 raw = __ldcs(reinterpret_cast<const int4*>(p));
-    P out;
-    memcpy(&out, &raw, 16);
-    return out;
-  } else {
-    return *p;
-  }
-}
-
-template <class P>
-__device__ __forceinline__ void store_streaming(P* p, const P& value) {
-  if constexpr (sizeof(P) == 16 && alignof(P) == 16) {
-    int4 raw;
-    memcpy(&raw, &value, 16);
-    __stcs(reinterpret_cast<int4*>(p), raw);
-  } else {
-    *p = value;
-  }
-}
-
 /// Loads the kVec elements of input `k` that belong to output elements [first, first+kVec).
 template <bool kContiguous, int kVec, class T, class IndexT, int kInputs>
 __device__ __forceinline__ Pack<T, kVec> load_input(const ElementwiseArgs<IndexT, kInputs>& args, int k,
@@ -86,7 +61,7 @@ __device__ __forceinline__ Pack<T, kVec> load_input(const ElementwiseArgs<IndexT
   const T* base = static_cast<const T*>(args.inputs[k]);
   Pack<T, kVec> pack;
   if constexpr (kContiguous) {
-    pack = load_streaming(reinterpret_cast<const Pack<T, kVec>*>(base + first));
+    pack = *reinterpret_cast<const Pack<T, kVec>*>(base + first);
   } else if (kVec == 1 || args.inner_contiguous[k]) {
     pack = *reinterpret_cast<const Pack<T, kVec>*>(base + offsets[k]);
   } else {
@@ -97,13 +72,13 @@ __device__ __forceinline__ Pack<T, kVec> load_input(const ElementwiseArgs<IndexT
   return pack;
 }
 
-template <bool kContiguous, int kVec, class Out, class F, class IndexT, int kInputs, class... In, std::size_t... K>
+template <bool kContiguous, int kVec, int kThreads, int kUnroll, class Out, class F, class IndexT, int kInputs,
+          class... In, std::size_t... K>
 __device__ __forceinline__ void elementwise_body(F f, Out* __restrict__ out, const ElementwiseArgs<IndexT, kInputs>& args,
                                                  std::index_sequence<K...>) {
   const IndexT num_vec = args.numel / kVec;
-  constexpr int kUnroll = kernels::kUnroll<kInputs>;
-  const IndexT stride = static_cast<IndexT>(gridDim.x) * (kBlockThreads * kUnroll);
-  for (IndexT base = static_cast<IndexT>(blockIdx.x) * (kBlockThreads * kUnroll) + threadIdx.x; base < num_vec;
+  const IndexT stride = static_cast<IndexT>(gridDim.x) * (kThreads * kUnroll);
+  for (IndexT base = static_cast<IndexT>(blockIdx.x) * (kThreads * kUnroll) + threadIdx.x; base < num_vec;
        base += stride) {
     // Issue every load of every unrolled vector before the first store.
     auto load_all = [&](IndexT v) {
@@ -129,33 +104,33 @@ __device__ __forceinline__ void elementwise_body(F f, Out* __restrict__ out, con
     decltype(load_all(IndexT(0))) loaded[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const IndexT v = base + u * kBlockThreads;
+      const IndexT v = base + u * kThreads;
       if (v < num_vec) loaded[u] = load_all(v);
     }
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) {
-      const IndexT v = base + u * kBlockThreads;
+      const IndexT v = base + u * kThreads;
       if (v < num_vec) {
         Pack<Out, kVec> result;
 #pragma unroll
         for (int j = 0; j < kVec; ++j)
           result.v[j] = detail::narrow<Out>(f(detail::widen(::cuda::std::get<K>(loaded[u]).v[j])...));
-        store_streaming(reinterpret_cast<Pack<Out, kVec>*>(out + v * kVec), result);
+        *reinterpret_cast<Pack<Out, kVec>*>(out + v * kVec) = result;
       }
     }
   }
   if constexpr (kContiguous && kVec > 1) {
     // The last numel % kVec elements (only a contiguous layout can have a ragged end).
-    const IndexT i = num_vec * kVec + static_cast<IndexT>(blockIdx.x) * kBlockThreads + threadIdx.x;
+    const IndexT i = num_vec * kVec + static_cast<IndexT>(blockIdx.x) * kThreads + threadIdx.x;
     if (i < args.numel)
       out[i] = detail::narrow<Out>(f(detail::widen(static_cast<const In*>(args.inputs[K])[i])...));
   }
 }
 
-template <bool kContiguous, int kVec, class Out, class F, class IndexT, class... In>
-__global__ void __launch_bounds__(kBlockThreads)
+template <bool kContiguous, int kVec, int kThreads, int kUnroll, class Out, class F, class IndexT, class... In>
+__global__ void __launch_bounds__(kThreads)
     elementwise_kernel(F f, Out* __restrict__ out, ElementwiseArgs<IndexT, sizeof...(In)> args) {
-  elementwise_body<kContiguous, kVec, Out, F, IndexT, static_cast<int>(sizeof...(In)), In...>(
+  elementwise_body<kContiguous, kVec, kThreads, kUnroll, Out, F, IndexT, static_cast<int>(sizeof...(In)), In...>(
       f, out, args, std::index_sequence_for<In...>{});
 }
 
@@ -164,7 +139,10 @@ constexpr std::size_t largest_size() {
   return std::max({sizeof(T)...});
 }
 
-template <bool kContiguous, int kVec, class IndexT, class Out, class F, class... In>
+/// One kernel configuration; launch_elementwise picks it. kThreads and kUnroll are
+/// parameters so bench/engine_tuning.cu can time alternatives.
+template <bool kContiguous, int kVec, class IndexT, int kThreads = kBlockThreads, int kUnrollN = -1, class Out, class F,
+          class... In>
 void launch_variant(F f, const ElementwiseLayout& layout, Out* out, cudaStream_t stream, const In*... in) {
   ElementwiseArgs<IndexT, sizeof...(In)> args{};
   args.rank = layout.rank;
@@ -177,12 +155,13 @@ void launch_variant(F f, const ElementwiseLayout& layout, Out* out, cudaStream_t
     args.inner_contiguous[k] = layout.strides[k][last] == 1;
     for (int i = 0; i < layout.rank; ++i) args.strides[k][i] = static_cast<IndexT>(layout.strides[k][last - i]);
   }
+  constexpr int kUnrollUsed = kUnrollN > 0 ? kUnrollN : kDefaultUnroll<sizeof...(In)>;
   const std::int64_t vectors = layout.numel / kVec;
-  const std::int64_t per_block = std::int64_t(kBlockThreads) * kUnroll<sizeof...(In)>;
+  const std::int64_t per_block = std::int64_t(kThreads) * kUnrollUsed;
   // At least one block so a ragged tail shorter than kVec is still written.
   const std::int64_t blocks = std::clamp<std::int64_t>((vectors + per_block - 1) / per_block, 1, 1 << 20);
-  elementwise_kernel<kContiguous, kVec, Out, F, IndexT, In...>
-      <<<static_cast<unsigned>(blocks), kBlockThreads, 0, stream>>>(f, out, args);
+  elementwise_kernel<kContiguous, kVec, kThreads, kUnrollUsed, Out, F, IndexT, In...>
+      <<<static_cast<unsigned>(blocks), kThreads, 0, stream>>>(f, out, args);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
