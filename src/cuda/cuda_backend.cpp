@@ -54,7 +54,9 @@ class CudaBackend final : public Backend {
     DeviceContext& source = DeviceContext::get(from);
     if (from == to) {
       DeviceGuard guard(from);
-      kernels::copy(src.data(), dst.data(), src.nbytes(), source.current_stream());
+      // cudaMemcpyAsync measured faster (4.20 TB/s) than the engine's 16-byte copy (4.12).
+      FERRITE_CUDA_CHECK(
+          cudaMemcpyAsync(dst.data(), src.data(), src.nbytes(), cudaMemcpyDeviceToDevice, source.current_stream()));
       return;
     }
     // Between GPUs: order the copy after the work queued on both devices' streams, and make

@@ -8,8 +8,6 @@
 
 namespace ferrite::cuda::kernels {
 
-/// Device-to-device copy of `bytes` on one device.
-void copy(const void* src, void* dst, std::size_t bytes, cudaStream_t stream);
 void fill(const Buffer& out, Scalar value, cudaStream_t stream);
 void arange(const Buffer& out, double start, double step, cudaStream_t stream);
 void cast(const Buffer& x, const Buffer& out, cudaStream_t stream);

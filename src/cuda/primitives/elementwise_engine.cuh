@@ -7,8 +7,9 @@
 // Speed comes from three choices:
 //  * 16-byte vector accesses: each thread moves kVec = 16 / (largest element size)
 //    elements per operand, the widest load the memory system serves in one instruction.
-//  * kUnroll independent vectors per thread, all loads issued before any store, so enough
-//    bytes are in flight to cover HBM latency (Little's law) without a grid-stride loop.
+//  * a grid that covers the tensor once (no grid-stride loop in practice): many small
+//    blocks keep every SM's load queue full; with kUnroll > 1, all loads of a thread are
+//    issued before its first store.
 //  * 32-bit index arithmetic whenever the element count allows (64-bit division costs
 //    several times more on the GPU), and broadcast layouts vectorised along their
 //    innermost dim, so [65536, 4096] + [4096] costs one index division per 4 elements.
@@ -28,11 +29,17 @@
 
 namespace ferrite::cuda::kernels {
 
-inline constexpr int kBlockThreads = 256;
-// Vectors per thread: enough independent loads in flight per thread to cover HBM latency.
-// Ops with one input have half the loads per vector, so they unroll twice as far.
-template <int kInputs>
-inline constexpr int kDefaultUnroll = kInputs <= 1 ? 8 : 4;
+// Launch shape, chosen by bench/engine_tuning.cu on an H200 (2^28 elements, GB/s):
+//   threads x unroll   add f32   add bf16   relu f32   cast f32->bf16   row broadcast
+//   128 x 1            4379      4331       4231       4203             -
+//   128 x 2            4374      4329       4193       4337             -
+//   256 x 1            4376      4331       4223       4099             4202
+//   256 x 4            4310      4305       4032       4294             4092
+// One 16-byte vector per operand per thread is best, except for narrowing ops (cast to a
+// smaller type), whose 8-byte stores want a second vector in flight.
+inline constexpr int kBlockThreads = 128;
+template <class Out, class... In>
+inline constexpr int kDefaultUnroll = ((sizeof(Out) < sizeof(In)) || ...) ? 2 : 1;
 
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {
@@ -155,7 +162,7 @@ void launch_variant(F f, const ElementwiseLayout& layout, Out* out, cudaStream_t
     args.inner_contiguous[k] = layout.strides[k][last] == 1;
     for (int i = 0; i < layout.rank; ++i) args.strides[k][i] = static_cast<IndexT>(layout.strides[k][last - i]);
   }
-  constexpr int kUnrollUsed = kUnrollN > 0 ? kUnrollN : kDefaultUnroll<sizeof...(In)>;
+  constexpr int kUnrollUsed = kUnrollN > 0 ? kUnrollN : kDefaultUnroll<Out, In...>;
   const std::int64_t vectors = layout.numel / kVec;
   const std::int64_t per_block = std::int64_t(kThreads) * kUnrollUsed;
   // At least one block so a ragged tail shorter than kVec is still written.
