@@ -45,7 +45,7 @@ class Tensor {
 
   /// Copy to another device (pinned-staged for host <-> GPU). Same device: shares storage.
   Tensor to(Device device) const;
-  /// Element-wise conversion (see docs/casting.md for NaN and out-of-range rules).
+  /// Element-wise conversion (NaN and out-of-range rules: docs/architecture.md).
   /// Same dtype: shares storage.
   Tensor to(DType dtype) const;
   /// A new buffer on the same device with the same contents.

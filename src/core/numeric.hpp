@@ -4,7 +4,7 @@
 // to float, I32 to I64, complex to a plain re/im pair) and narrowed once on store. The CPU
 // and the GPU run this same code, so casts agree bit for bit on both backends.
 //
-// Conversion rules (also in docs/casting.md):
+// Conversion rules (also in docs/architecture.md):
 //   float -> integer: truncate toward zero; NaN -> 0; +-Inf and out-of-range saturate to
 //                     the integer's max/min.
 //   integer -> narrower integer: two's-complement wrap (keep the low bits).
