@@ -3,6 +3,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/elementwise_functors.hpp"
+#include "core/scalar_convert.hpp"
 #include "cpu/cpu_backend.hpp"
 #include "cpu/cpu_elementwise_engine.hpp"
 
@@ -11,14 +12,6 @@ namespace {
 
 using detail::TypeTag;
 using detail::visit_dtype;
-
-template <class T>
-T scalar_as(Scalar value) {
-  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
-    if (value.is_integral()) return static_cast<T>(value.to_int64());
-  }
-  return detail::narrow<T>(value.to_double());
-}
 
 template <class Fn>
 void run_unary_typed(Fn fn, const Buffer& x, const Buffer& out) {
@@ -49,7 +42,7 @@ void run_binary_typed(Fn fn, const Buffer& a, const Buffer& b, const Buffer& out
 void CpuBackend::fill(const Buffer& out, Scalar value) {
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    const T v = scalar_as<T>(value);
+    const T v = detail::scalar_to<T>(value);
     run_elementwise(ferrite::contiguous_layout(out.numel(), 0), out.data_as<T>(), [v] { return detail::widen(v); });
   });
 }

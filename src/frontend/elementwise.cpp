@@ -7,20 +7,22 @@
 namespace ferrite {
 namespace {
 
+// op_name() views a string literal, so its data() is NUL-terminated: no copy per call.
+const char* name_of(Op op) { return op_name(op).data(); }
+
 Shape checked_binary_shape(Op op, const Tensor& a, const Tensor& b) {
-  const std::string name(op_name(op));
-  frontend::check_defined(name.c_str(), {&a, &b});
-  frontend::check_same_device(name.c_str(), {&a, &b});
-  frontend::check_same_dtype(name.c_str(), {&a, &b});
-  Shape shape = broadcast_shapes(a.shape(), b.shape(), name.c_str());
+  const char* name = name_of(op);
+  frontend::check_defined(name, {&a, &b});
+  frontend::check_same_device(name, {&a, &b});
+  frontend::check_same_dtype(name, {&a, &b});
+  Shape shape = broadcast_shapes(a.shape(), b.shape(), name);
   frontend::check_supported(op, a.dtype(), a.device());
   return shape;
 }
 
 void run_binary(Op op, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.numel() == 0) return;
-  const std::string name(op_name(op));
-  const ElementwiseLayout layout = make_elementwise_layout(out.shape(), {&a.shape(), &b.shape()}, name.c_str());
+  const ElementwiseLayout layout = make_elementwise_layout(out.shape(), {&a.shape(), &b.shape()}, name_of(op));
   backend(out.device()).binary(op, a.buffer(), b.buffer(), out.buffer(), layout);
 }
 
@@ -33,8 +35,8 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b) {
 
 const Tensor& binary_out(Op op, const Tensor& a, const Tensor& b, const Tensor& out) {
   const Shape shape = checked_binary_shape(op, a, b);
-  const std::string name(op_name(op));
-  frontend::check_defined(name.c_str(), {&out});
+  const char* name = name_of(op);
+  frontend::check_defined(name, {&out});
   FERRITE_CHECK(out.device() == a.device(), DeviceMismatch, name, ": out is ", out.description(),
                 " but the operands are on ", a.device().str());
   FERRITE_CHECK(out.dtype() == a.dtype(), DTypeMismatch, name, ": out is ", out.description(),
@@ -46,8 +48,8 @@ const Tensor& binary_out(Op op, const Tensor& a, const Tensor& b, const Tensor& 
 }
 
 Tensor unary(Op op, const Tensor& x, const UnaryParams& params = {}) {
-  const std::string name(op_name(op));
-  frontend::check_defined(name.c_str(), {&x});
+  const char* name = name_of(op);
+  frontend::check_defined(name, {&x});
   frontend::check_supported(op, x.dtype(), x.device());
   Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
   if (out.numel() > 0) backend(x.device()).unary(op, x.buffer(), out.buffer(), params);

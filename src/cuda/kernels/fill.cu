@@ -1,6 +1,7 @@
 // fill (full/zeros) and arange.
 #include "core/dtype_dispatch.hpp"
 #include "core/elementwise_layout.hpp"
+#include "core/scalar_convert.hpp"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/primitives/elementwise_engine.cuh"
 
@@ -25,11 +26,7 @@ __global__ void arange_kernel(T* out, std::int64_t n, double start, double step)
 void fill(const Buffer& out, Scalar value, cudaStream_t stream) {
   detail::visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    T v;
-    if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>)
-      v = value.is_integral() ? static_cast<T>(value.to_int64()) : detail::narrow<T>(value.to_double());
-    else
-      v = detail::narrow<T>(value.to_double());
+    const T v = detail::scalar_to<T>(value);
     launch_elementwise<false>(ConstantFn<detail::wide_t<T>>{detail::widen(v)}, contiguous_layout(out.numel(), 0),
                               out.data_as<T>(), stream);
   });
