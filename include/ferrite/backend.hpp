@@ -18,6 +18,11 @@
 
 namespace ferrite {
 
+// The family interfaces of the non-elementwise op groups (ferrite/backend_families/).
+class ReductionOps;
+class ShapeOps;
+class MatmulOps;
+
 inline constexpr int kMaxElementwiseDims = 8;
 inline constexpr int kMaxElementwiseInputs = 3;
 
@@ -58,6 +63,7 @@ class Backend {
   virtual std::string name() const = 0;
   virtual int device_count() const = 0;
   /// Whether `op` runs on this backend for `dtype` (the input dtype; for casts, either end).
+  /// Ops outside the elementwise group are answered by their family object.
   virtual bool supports(Op op, DType dtype) const = 0;
 
   // ---- memory and transfers ----
@@ -80,6 +86,11 @@ class Backend {
   virtual void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) = 0;
   virtual void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out,
                       const ElementwiseLayout& layout) = 0;
+
+  // ---- the other op groups, one interface object each ----
+  virtual ReductionOps& reductions() = 0;
+  virtual ShapeOps& shape_ops() = 0;
+  virtual MatmulOps& matmul_ops() = 0;
 };
 
 // ---- registry ----

@@ -9,4 +9,7 @@
 #include "ferrite/elementwise.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/half.hpp"
+#include "ferrite/matmul.hpp"
+#include "ferrite/reduction.hpp"
+#include "ferrite/shape.hpp"
 #include "ferrite/tensor.hpp"

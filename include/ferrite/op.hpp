@@ -5,22 +5,35 @@
 #include <cstdint>
 #include <string_view>
 
+#include "ferrite/op_lists/elementwise.hpp"
+#include "ferrite/op_lists/matmul.hpp"
+#include "ferrite/op_lists/reduction.hpp"
+#include "ferrite/op_lists/shape.hpp"
+
 namespace ferrite {
 
-#define FERRITE_FOR_EACH_OP(X)      \
-  X(Fill, "full", Memory)           \
-  X(Arange, "arange", Memory)       \
-  X(Copy, "clone", Memory)          \
-  X(Transfer, "to(device)", Memory) \
-  X(Cast, "to(dtype)", Cast)        \
-  X(Neg, "neg", Unary)              \
-  X(Relu, "relu", Unary)            \
-  X(Add, "add", Binary)             \
-  X(Sub, "sub", Binary)             \
-  X(Mul, "mul", Binary)             \
-  X(Div, "div", Binary)
+// Each op group keeps its list in its own header (ferrite/op_lists/), so the groups grow
+// independently. X(enum name, front-end name, family).
+#define FERRITE_FOR_EACH_OP(X)     \
+  FERRITE_ELEMENTWISE_OP_LIST(X)   \
+  FERRITE_REDUCTION_OP_LIST(X)     \
+  FERRITE_SHAPE_OP_LIST(X)         \
+  FERRITE_MATMUL_OP_LIST(X)
 
-enum class OpFamily : std::uint8_t { Memory, Cast, Unary, Binary };
+enum class OpFamily : std::uint8_t {
+  // elementwise group (issue #3)
+  Memory, Cast, Unary, UnaryBackward, Binary, Compare, Select,
+  // reduction group (issue #4)
+  Reduction, Scan, RowWise,
+  // shape and indexing group (issue #5)
+  Shape, Index,
+  // matrix products (issue #6)
+  Matmul,
+};
+
+/// Which backend interface runs an op: the elementwise group lives on Backend itself,
+/// the others on the family objects of ferrite/backend_families/.
+enum class OpGroup : std::uint8_t { Elementwise, Reduction, Shape, Matmul };
 
 enum class Op : std::uint16_t {
 #define FERRITE_OP_ENUM(name, text, family) name,
@@ -48,6 +61,22 @@ constexpr OpFamily op_family(Op op) {
 #undef FERRITE_OP_FAMILY
   }
   return OpFamily::Memory;
+}
+
+constexpr OpGroup op_group(Op op) {
+  switch (op) {
+#define FERRITE_OP_GROUP_CASE(name, text, family) case Op::name:
+    FERRITE_ELEMENTWISE_OP_LIST(FERRITE_OP_GROUP_CASE)
+    return OpGroup::Elementwise;
+    FERRITE_REDUCTION_OP_LIST(FERRITE_OP_GROUP_CASE)
+    return OpGroup::Reduction;
+    FERRITE_SHAPE_OP_LIST(FERRITE_OP_GROUP_CASE)
+    return OpGroup::Shape;
+    FERRITE_MATMUL_OP_LIST(FERRITE_OP_GROUP_CASE)
+    return OpGroup::Matmul;
+#undef FERRITE_OP_GROUP_CASE
+  }
+  return OpGroup::Elementwise;
 }
 
 inline constexpr Op kAllOps[] = {

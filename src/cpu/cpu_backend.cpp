@@ -6,6 +6,7 @@
 
 #include "core/memory_checks.hpp"
 #include "core/op_support.hpp"
+#include "cpu/cpu_families.hpp"
 #include "ferrite/error.hpp"
 
 namespace ferrite::cpu {
@@ -13,6 +14,9 @@ namespace ferrite::cpu {
 namespace {
 constexpr std::size_t kAlignment = 64;  // a cache line; also enough for any SIMD load
 }
+
+CpuBackend::CpuBackend()
+    : reductions_(make_cpu_reduction_ops()), shape_ops_(make_cpu_shape_ops()), matmul_ops_(make_cpu_matmul_ops()) {}
 
 std::shared_ptr<Storage> CpuBackend::allocate(std::size_t bytes, Device device) {
   const bool checked = testing::memory_checks_enabled();
@@ -56,6 +60,8 @@ void CpuBackend::copy_to_host(const Buffer& src, void* dst, std::size_t bytes) {
 
 void CpuBackend::copy(const Buffer& src, const Buffer& dst) { std::memcpy(dst.data(), src.data(), src.nbytes()); }
 
-bool CpuBackend::supports(Op op, DType dtype) const { return detail::elementwise_supported(op, dtype); }
+bool CpuBackend::supports(Op op, DType dtype) const {
+  return detail::backend_supports(const_cast<CpuBackend&>(*this), op, dtype);
+}
 
 }  // namespace ferrite::cpu

@@ -3,13 +3,19 @@
 #pragma once
 
 #include <atomic>
+#include <memory>
 
 #include "ferrite/backend.hpp"
+#include "ferrite/backend_families/matmul_ops.hpp"
+#include "ferrite/backend_families/reduction_ops.hpp"
+#include "ferrite/backend_families/shape_ops.hpp"
 
 namespace ferrite::cpu {
 
 class CpuBackend final : public Backend {
  public:
+  CpuBackend();
+
   DeviceKind kind() const override { return DeviceKind::CPU; }
   std::string name() const override { return "cpu"; }
   int device_count() const override { return 1; }
@@ -28,8 +34,15 @@ class CpuBackend final : public Backend {
   void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) override;
   void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override;
 
+  ReductionOps& reductions() override { return *reductions_; }
+  ShapeOps& shape_ops() override { return *shape_ops_; }
+  MatmulOps& matmul_ops() override { return *matmul_ops_; }
+
  private:
   std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
+  std::unique_ptr<ReductionOps> reductions_;
+  std::unique_ptr<ShapeOps> shape_ops_;
+  std::unique_ptr<MatmulOps> matmul_ops_;
 };
 
 }  // namespace ferrite::cpu

@@ -4,6 +4,7 @@
 
 #include "core/memory_checks.hpp"
 #include "core/op_support.hpp"
+#include "cuda/cuda_families.hpp"
 #include "cuda/kernels/elementwise.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/device_context.hpp"
@@ -17,7 +18,13 @@ class CudaBackend final : public Backend {
   DeviceKind kind() const override { return DeviceKind::CUDA; }
   std::string name() const override { return "cuda"; }
   int device_count() const override { return DeviceContext::count(); }
-  bool supports(Op op, DType dtype) const override { return detail::elementwise_supported(op, dtype); }
+  bool supports(Op op, DType dtype) const override {
+    return detail::backend_supports(const_cast<CudaBackend&>(*this), op, dtype);
+  }
+
+  ReductionOps& reductions() override { return *reductions_; }
+  ShapeOps& shape_ops() override { return *shape_ops_; }
+  MatmulOps& matmul_ops() override { return *matmul_ops_; }
 
   std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override {
     DeviceContext& ctx = DeviceContext::get(device.index);
@@ -124,6 +131,10 @@ class CudaBackend final : public Backend {
     if (!read || !detail::guard_intact(host.data())) detail::record_guard_violation();
     if (previous >= 0) cudaSetDevice(previous);
   }
+
+  std::unique_ptr<ReductionOps> reductions_ = make_cuda_reduction_ops();
+  std::unique_ptr<ShapeOps> shape_ops_ = make_cuda_shape_ops();
+  std::unique_ptr<MatmulOps> matmul_ops_ = make_cuda_matmul_ops();
 };
 
 }  // namespace

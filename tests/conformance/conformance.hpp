@@ -26,6 +26,10 @@ using Rng = std::mt19937_64;
 struct Case {
   std::string label;
   std::vector<Tensor> inputs;  // on the CPU
+  /// Non-tensor parameters of the case (a dim, a shift, a flag; an epsilon, alpha, beta),
+  /// for entries that use run_outputs/reference_outputs.
+  std::vector<std::int64_t> ints = {};
+  std::vector<double> reals = {};
 };
 
 struct ErrorCase {
@@ -51,6 +55,15 @@ struct Entry {
   /// Tolerance of CUDA against the CPU backend, per input dtype (design §7 by default).
   std::function<Tolerance(DType)> backend_tolerance;
   std::function<std::vector<ErrorCase>(DType)> errors;
+
+  /// Instead of run/reference, for ops with several outputs (values and indices, y with
+  /// mean and rstd, ...) or with parameters carried by the case (Case::ints, Case::reals).
+  /// Outputs are compared one by one; tolerances apply to each.
+  std::function<std::vector<Tensor>(const Case&)> run_outputs = {};
+  std::function<std::vector<Tensor>(const Case&)> reference_outputs = {};
+  /// Per-output tolerance override of CUDA against the CPU (integer outputs such as indices
+  /// usually exact); when unset, backend_tolerance applies to every output.
+  std::function<Tolerance(DType, std::size_t output)> output_backend_tolerance = {};
 };
 
 std::vector<Entry>& registry();

@@ -46,21 +46,44 @@ TEST_P(Conformance, MatchesReference) {
   const std::int64_t violations_before = ferrite::testing::guard_violations();
   const std::int64_t in_use_before = memory_stats(g_device).in_use_bytes;
 
+  // Single-output entries go through the same path as multi-output ones.
+  auto run = [&](const Case& c) -> std::vector<Tensor> {
+    if (entry.run_outputs) return entry.run_outputs(c);
+    return {entry.run(c.inputs)};
+  };
+  auto reference = [&](const Case& c) -> std::vector<Tensor> {
+    if (entry.reference_outputs) return entry.reference_outputs(c);
+    return {entry.reference(c.inputs)};
+  };
+  auto backend_tolerance = [&](std::size_t output) {
+    return entry.output_backend_tolerance ? entry.output_backend_tolerance(dtype, output) : entry.backend_tolerance(dtype);
+  };
+
   for (const Case& c : entry.cases(dtype, rng)) {
     SCOPED_TRACE(entry.op + " " + std::string(dtype_name(dtype)) + " case " + c.label);
     if (g_device.is_cpu()) {
-      const Tensor actual = entry.run(c.inputs);
-      const Tensor expected = entry.reference(c.inputs);
-      const std::string diff = compare(actual, expected, entry.reference_tolerance(dtype));
-      EXPECT_EQ(diff, "") << "CPU backend vs reference";
+      const std::vector<Tensor> actual = run(c);
+      const std::vector<Tensor> expected = reference(c);
+      ASSERT_EQ(actual.size(), expected.size());
+      for (std::size_t i = 0; i < actual.size(); ++i)
+        EXPECT_EQ(compare(actual[i], expected[i], entry.reference_tolerance(dtype)), "")
+            << "CPU backend vs reference, output " << i;
     } else {
-      std::vector<Tensor> on_device;
-      for (const Tensor& t : c.inputs) on_device.push_back(t.to(g_device));
-      const Tensor actual = entry.run(on_device);
-      EXPECT_EQ(actual.device(), g_device);
-      const Tensor expected = entry.run(c.inputs);
-      const std::string diff = compare(actual.to(Device::cpu()), expected, entry.backend_tolerance(dtype));
-      EXPECT_EQ(diff, "") << "CUDA backend vs CPU backend";
+      Case on_device = c;
+      for (Tensor& t : on_device.inputs) t = t.to(g_device);
+      const std::vector<Tensor> actual = run(on_device);
+      // The same inputs again: GPU results must be deterministic, bit for bit (no floating
+      // atomics, no order that depends on scheduling).
+      const std::vector<Tensor> again = run(on_device);
+      const std::vector<Tensor> expected = run(c);
+      ASSERT_EQ(actual.size(), expected.size());
+      for (std::size_t i = 0; i < actual.size(); ++i) {
+        EXPECT_EQ(actual[i].device(), g_device);
+        const Tensor host = actual[i].to(Device::cpu());
+        EXPECT_EQ(compare(host, expected[i], backend_tolerance(i)), "") << "CUDA backend vs CPU backend, output " << i;
+        EXPECT_EQ(host.to_bytes(), again[i].to(Device::cpu()).to_bytes())
+            << "CUDA output " << i << " differs between two runs on the same inputs";
+      }
     }
   }
   if (entry.errors) {

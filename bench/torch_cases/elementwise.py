@@ -1,0 +1,32 @@
+"""Elementwise family."""
+import torch
+
+from . import Case
+
+TARGETS = {
+    "add_f32": ("≥ 4100 GB/s", lambda f, t, x: f >= 4100),
+    "add_bf16": ("≥ 4100 GB/s, ≥ 0.97×", lambda f, t, x: f >= 4100 and f >= 0.97 * t),
+    "add_row_broadcast_f32": ("≥ 4000 GB/s", lambda f, t, x: f >= 4000),
+    "cast_f32_to_bf16": ("≥ 4000 GB/s", lambda f, t, x: f >= 4000),
+    "relu_f32": ("≥ 4100 GB/s", lambda f, t, x: f >= 4100),
+}
+
+
+def cases(quick):
+    dev = torch.device("cuda")
+    n = (1 << 22) if quick else (1 << 28)
+    rows = 1024 if quick else 65536
+    g = torch.Generator(device=dev).manual_seed(0)
+    x32 = torch.rand(n, device=dev, generator=g) * 4 - 2
+    y32 = torch.rand(n, device=dev, generator=g) * 4 - 2
+    x16, y16 = x32.bfloat16(), y32.bfloat16()
+    m = torch.rand(rows, 4096, device=dev, generator=g)
+    row = torch.rand(4096, device=dev, generator=g)
+    nf = float(n)
+    return [
+        Case("add_f32", lambda: x32 + y32, bytes=12 * nf),
+        Case("add_bf16", lambda: x16 + y16, bytes=6 * nf),
+        Case("add_row_broadcast_f32", lambda: m + row, bytes=8.0 * rows * 4096 + 4 * 4096),
+        Case("cast_f32_to_bf16", lambda: x32.to(torch.bfloat16), bytes=6 * nf),
+        Case("relu_f32", lambda: torch.relu(x32), bytes=8 * nf),
+    ]

@@ -1,0 +1,20 @@
+// The backend interface of the reductions, scans, softmax, log-softmax, layer and RMS norm, forward and backward (issue #4).
+// A backend hands it out through Backend's accessor; each backend implements it in its
+// own files (src/cpu/reduction/, src/cuda/reduction/). Like Backend, it receives validated, contiguous
+// Buffers from the front end and may only assert.
+#pragma once
+
+#include "ferrite/buffer.hpp"
+#include "ferrite/dtype.hpp"
+#include "ferrite/op.hpp"
+
+namespace ferrite {
+
+class ReductionOps {
+ public:
+  virtual ~ReductionOps() = default;
+  /// Whether `op` (of this group) runs for `dtype` on this backend.
+  virtual bool supports(Op op, DType dtype) const = 0;
+};
+
+}  // namespace ferrite

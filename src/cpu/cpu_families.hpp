@@ -1,0 +1,17 @@
+// Factories of the CPU backend's family objects, one per op group outside the elementwise
+// group. Each is defined in its family's folder (src/cpu/<family>/).
+#pragma once
+
+#include <memory>
+
+#include "ferrite/backend_families/matmul_ops.hpp"
+#include "ferrite/backend_families/reduction_ops.hpp"
+#include "ferrite/backend_families/shape_ops.hpp"
+
+namespace ferrite::cpu {
+
+std::unique_ptr<ReductionOps> make_cpu_reduction_ops();
+std::unique_ptr<ShapeOps> make_cpu_shape_ops();
+std::unique_ptr<MatmulOps> make_cpu_matmul_ops();
+
+}  // namespace ferrite::cpu
