@@ -135,6 +135,18 @@ Options parse(int argc, char** argv) {
   return opt;
 }
 
+/// `--filter a,b`: runs the cases whose names contain any of the comma-separated parts.
+bool matches_filter(const std::string& name, const std::string& filter) {
+  if (filter.empty()) return true;
+  for (std::size_t start = 0; start <= filter.size();) {
+    const std::size_t comma = std::min(filter.find(',', start), filter.size());
+    const std::string part = filter.substr(start, comma - start);
+    if (!part.empty() && name.find(part) != std::string::npos) return true;
+    start = comma + 1;
+  }
+  return false;
+}
+
 }  // namespace
 
 int run_bench(int argc, char** argv) {
@@ -152,7 +164,7 @@ int run_bench(int argc, char** argv) {
     std::vector<BenchCase> cases;
     family.maker(context, cases);
     for (const BenchCase& c : cases) {
-      if (!opt.filter.empty() && c.name.find(opt.filter) == std::string::npos) continue;
+      if (!matches_filter(c.name, opt.filter)) continue;
       const double ms = time_case(c, opt.device, c.host_timed ? 1 : 3, c.host_timed ? std::min(repeats, 5) : repeats);
       results.push_back({c.name, c.shape, ms, c.bytes, c.flops});
       char rate[64];

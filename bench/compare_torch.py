@@ -20,8 +20,10 @@ import time
 CEILING_GBPS = 4300.0  # perf.md: practical HBM ceiling of the H200
 BACK_TO_BACK = 5  # calls per timed sample, as in bench/bench_main.cpp
 
-def run_ferrite(binary, json_path, quick):
+def run_ferrite(binary, json_path, quick, case_filter):
     cmd = [binary, "bench", "--json", json_path] + (["--quick"] if quick else [])
+    if case_filter:
+        cmd += ["--filter", case_filter]
     print("$", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True)
     with open(json_path) as f:
@@ -57,9 +59,10 @@ def main():
     ap.add_argument("ferrite")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--filter", default="", help="comma-separated parts of case names, as `ferrite bench --filter`")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
-    ferrite = run_ferrite(args.ferrite, os.path.join(args.out, "bench.json"), args.quick)
+    ferrite = run_ferrite(args.ferrite, os.path.join(args.out, "bench.json"), args.quick, args.filter)
     try:
         import torch
 

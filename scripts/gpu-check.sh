@@ -3,6 +3,11 @@
 # (the `cuda` ones included: none may be skipped here), compute-sanitizer memcheck on the
 # CUDA tests, then the benchmarks against PyTorch. Logs and summary.txt go to $OUT
 # (default: ./gpu-check-out). Exit status: non-zero when anything failed.
+#
+# Narrowing a run (for work on one family; a full check uses neither):
+#   TEST_FILTER=pattern   gtest filter for the conformance and CUDA test programs
+#   BENCH_FILTER=a,b      benchmark cases whose names contain a or b
+#   SKIP_BENCH=1          no benchmarks
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -29,16 +34,19 @@ note "build: $(( $(date +%s) - start )) s with $(nproc) cores"
 ctest --test-dir "$BUILD" --output-on-failure >"$OUT/ctest.log" 2>&1 || status=1
 grep -E "tests passed|tests failed|Skipped|Failed|Not Run" "$OUT/ctest.log" | tee -a "$summary"
 if grep -q "(Skipped)" "$OUT/ctest.log"; then note "ERROR: tests were skipped on a GPU machine"; status=1; fi
+gtest_filter=${TEST_FILTER:+--gtest_filter=$TEST_FILTER}
 for t in ferrite_conformance:--backend=cuda ferrite_cuda_tests: ferrite_unit_tests: ; do
   bin=${t%%:*}; arg=${t#*:}
-  "$BUILD/tests/$bin" $arg --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/$bin $arg: /" | tee -a "$summary"
+  "$BUILD/tests/$bin" $arg $gtest_filter --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/$bin $arg: /" | tee -a "$summary"
 done
 
 # ---- compute-sanitizer ----
 if command -v compute-sanitizer >/dev/null; then
   # The out-of-memory test fails an allocation on purpose, which memcheck reports as an API
   # error; every other CUDA test runs under it.
-  for run in "ferrite_conformance --backend=cuda" "ferrite_cuda_tests --gtest_filter=-*OutOfMemory*"; do
+  memcheck_runs=("ferrite_conformance --backend=cuda ${gtest_filter}" "ferrite_cuda_tests --gtest_filter=-*OutOfMemory*")
+  [ -n "${TEST_FILTER:-}" ] && memcheck_runs=("ferrite_conformance --backend=cuda ${gtest_filter}")
+  for run in "${memcheck_runs[@]}"; do
     log="$OUT/sanitizer-${run%% *}.log"
     if compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/$run >"$log" 2>&1; then
       note "compute-sanitizer memcheck ($run): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
@@ -53,7 +61,7 @@ fi
 
 # ---- benchmarks ----
 if [ "${SKIP_BENCH:-0}" != 1 ]; then
-  PYTHONUNBUFFERED=1 python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT" 2>&1 | tee "$OUT/bench.log"
+  PYTHONUNBUFFERED=1 python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT" --filter "${BENCH_FILTER:-}" 2>&1 | tee "$OUT/bench.log"
   [ -f "$OUT/compare_torch.md" ] && cat "$OUT/compare_torch.md" >>"$summary"
 fi
 note "gpu-check status: $status"
