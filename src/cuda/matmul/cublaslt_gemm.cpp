@@ -49,12 +49,14 @@ cublasComputeType_t compute_type(const StridedGemm& g) {
   return CUBLAS_COMPUTE_32F;
 }
 
-// The largest power of two (up to 256) dividing the address: cuBLASLt picks kernels whose
-// vector loads need no more than this.
-std::uint32_t alignment(const void* p) {
-  const auto address = reinterpret_cast<std::uintptr_t>(p);
+// The largest power of two (up to 256) dividing the address of every matrix of a batch (its
+// first one's and the byte stride to the next): cuBLASLt picks kernels whose vector loads
+// need no more than this.
+std::uint32_t alignment(const void* p, std::int64_t batch, std::int64_t stride, DType dtype) {
+  std::uint64_t bits = reinterpret_cast<std::uintptr_t>(p);
+  if (batch > 1) bits |= static_cast<std::uint64_t>(stride) * dtype_size(dtype);
   std::uint32_t a = 256;
-  while (a > 1 && address % a != 0) a >>= 1;
+  while (a > 1 && bits % a != 0) a >>= 1;
   return a;
 }
 
@@ -127,8 +129,15 @@ cublasLtMatrixLayout_t make_layout(cudaDataType_t type, ColumnMajor shape, std::
   return layout;
 }
 
+// Diagnostics, read once: FERRITE_LOG_GEMM=1 prints every new plan (algorithm, split-K,
+// reduction scheme) to stderr; FERRITE_GEMM_FORCE_CUBLAS=1 runs every product through the
+// cuBLAS path instead, to compare the two libraries' choices on one machine.
 bool log_plans() {
   static const bool enabled = std::getenv("FERRITE_LOG_GEMM") != nullptr;
+  return enabled;
+}
+bool force_cublas() {
+  static const bool enabled = std::getenv("FERRITE_GEMM_FORCE_CUBLAS") != nullptr;
   return enabled;
 }
 
@@ -184,7 +193,7 @@ std::unique_ptr<Plan> make_plan(DeviceContext& ctx, const PlanKey& key, const St
       status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof value);
   cublasLtMatmulHeuristicResult_t result{};
   int returned = 0;
-  if (status == CUBLAS_STATUS_SUCCESS)
+  if (status == CUBLAS_STATUS_SUCCESS && !force_cublas())
     status = cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt(), plan->op, plan->first, plan->second, plan->out,
                                             plan->out, preference, 1, &result, &returned);
   cublasLtMatmulPreferenceDestroy(preference);
@@ -262,9 +271,9 @@ void strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g)
                     one ? 0 : g.stride_a,
                     one ? 0 : g.stride_b,
                     one ? 0 : g.stride_c,
-                    alignment(g.a),
-                    alignment(g.b),
-                    alignment(g.c)};
+                    alignment(g.a, g.batch, g.stride_a, g.input),
+                    alignment(g.b, g.batch, g.stride_b, g.input),
+                    alignment(g.c, g.batch, g.stride_c, g.output)};
   const Plan& plan = plan_cache().get(ctx, key, g, workspace_bytes);
   // The scale type is double for F64 and float otherwise (cuBLAS's rule for these computes).
   const float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(g.beta);
