@@ -167,6 +167,12 @@ std::vector<Case> matmul_cases(DType dtype, Rng& rng) {
     cases.push_back(product_case(dtype, rng, a_shape({0}, 7, 9, ta), b_shape({1}, 9, 5, tb), ta, tb));
   }
   cases.push_back(product_case(dtype, rng, a_shape({6, 1}, 65, 129, false), b_shape({1, 5}, 129, 33, true), false, true));
+  // A row vector times a wide matrix: CUDA's own F32 kernel (ragged last column block, rows
+  // not a multiple of its unrolled step); the transposed-B twin stays on cuBLASLt.
+  for (int t = 0; t < 3; ++t) {
+    const bool ta = t == 1, tb = t == 2;
+    cases.push_back(product_case(dtype, rng, a_shape({}, 1, 1100, ta), b_shape({}, 1100, 2050, tb), ta, tb));
+  }
   return cases;
 }
 
@@ -365,7 +371,7 @@ FERRITE_CONFORMANCE([] {
       [](DType dtype, Rng& rng) {
         std::vector<Case> cases;
         for (const auto& [k, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{
-                 {1, 1}, {127, 7}, {7, 1025}, {1025, 127}, {0, 5}, {5, 0}})
+                 {1, 1}, {127, 7}, {7, 1025}, {1025, 127}, {1025, 4099}, {0, 5}, {5, 0}})
           for (bool t : {false, true}) cases.push_back(product_case(dtype, rng, {k}, b_shape({}, k, n, t), false, t));
         return cases;
       },
@@ -404,6 +410,8 @@ FERRITE_CONFORMANCE([] {
         {{7, 0}, {0, 5}, {7, 5}, false, false, 1.0, 0.0, true},     // k = 0, beta = 0: zeros, NaN ignored
         {{17, 9}, {9, 33}, {17, 33}, false, false, 1.5, 0.0, true},  // beta = 0: out is write-only
         {{17, 9}, {9, 33}, {17, 33}, false, false, 0.0, 3.0, false},  // alpha = 0
+        {{1, 1024}, {1024, 2048}, {1, 2048}, false, false, 0.5, 2.0, false},  // CUDA's row-vector kernel
+        {{1, 1024}, {1024, 2048}, {1, 2048}, false, false, -1.0, 0.0, true},
     };
     std::vector<Case> cases;
     for (const Spec& s : specs) {
