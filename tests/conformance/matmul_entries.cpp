@@ -167,8 +167,7 @@ std::vector<Case> matmul_cases(DType dtype, Rng& rng) {
     cases.push_back(product_case(dtype, rng, a_shape({0}, 7, 9, ta), b_shape({1}, 9, 5, tb), ta, tb));
   }
   cases.push_back(product_case(dtype, rng, a_shape({6, 1}, 65, 129, false), b_shape({1, 5}, 129, 33, true), false, true));
-  // A row vector times a wide matrix: CUDA's own F32 kernel (ragged last column block, rows
-  // not a multiple of its unrolled step); the transposed-B twin stays on cuBLASLt.
+  // A row vector times a wide matrix (a Linear layer at batch 1), GEMV-shaped for cuBLASLt.
   for (int t = 0; t < 3; ++t) {
     const bool ta = t == 1, tb = t == 2;
     cases.push_back(product_case(dtype, rng, a_shape({}, 1, 1100, ta), b_shape({}, 1100, 2050, tb), ta, tb));
@@ -410,7 +409,7 @@ FERRITE_CONFORMANCE([] {
         {{7, 0}, {0, 5}, {7, 5}, false, false, 1.0, 0.0, true},     // k = 0, beta = 0: zeros, NaN ignored
         {{17, 9}, {9, 33}, {17, 33}, false, false, 1.5, 0.0, true},  // beta = 0: out is write-only
         {{17, 9}, {9, 33}, {17, 33}, false, false, 0.0, 3.0, false},  // alpha = 0
-        {{1, 1024}, {1024, 2048}, {1, 2048}, false, false, 0.5, 2.0, false},  // CUDA's row-vector kernel
+        {{1, 1024}, {1024, 2048}, {1, 2048}, false, false, 0.5, 2.0, false},  // GEMV-shaped
         {{1, 1024}, {1024, 2048}, {1, 2048}, false, false, -1.0, 0.0, true},
     };
     std::vector<Case> cases;

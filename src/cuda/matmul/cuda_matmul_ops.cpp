@@ -3,7 +3,6 @@
 // inside cuBLASLt, with a zero stride for an operand broadcast along it, and the outer
 // dims (only left after merging when both operands broadcast, as in
 // [b1, 1, m, k] x [1, b2, k, n]) are a host loop over pointer offsets. Nothing is copied.
-// One shape has its own kernel: F32 row vector times a wide matrix (row_times_matrix.cu).
 #include <climits>
 
 #include "cuda/cuda_families.hpp"
@@ -30,10 +29,6 @@ class CudaMatmulOps final : public MatmulOps {
     const cudaStream_t stream = ctx.current_stream();
     if (d.k == 0) {  // cuBLAS(Lt) wants k >= 1; the product is empty, so C = beta * C
       kernels::scale_gemm_output(c, d.beta, stream);
-      return;
-    }
-    if (kernels::row_times_matrix_applies(d)) {
-      kernels::row_times_matrix(d, a, b, c, stream);
       return;
     }
 
