@@ -8,6 +8,7 @@
 // are compared with an absolute tolerance per dtype. The division runs through ferrite's
 // own cast and div, which are bit-exact on both backends, so the CUDA run still compares
 // bits for determinism. The reference is a plain long-double triple loop written here.
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <optional>
@@ -47,7 +48,12 @@ Product reference_product(const Tensor& a, const Tensor& b, const ProductSpec& s
   const std::int64_t m = ta ? sa[ra - 1] : sa[ra - 2], k = ta ? sa[ra - 2] : sa[ra - 1];
   const std::int64_t n = tb ? sb[rb - 2] : sb[rb - 1];
   const Shape batch_a(sa.begin(), sa.end() - 2), batch_b(sb.begin(), sb.end() - 2);
-  const Shape batch = broadcast_shapes(batch_a, batch_b);
+  Shape batch(std::max(batch_a.size(), batch_b.size()), 1);  // right-aligned broadcast
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    const std::size_t from_end = batch.size() - 1 - i;
+    for (const Shape* s : {&batch_a, &batch_b})
+      if (from_end < s->size() && (*s)[s->size() - 1 - from_end] != 1) batch[i] = (*s)[s->size() - 1 - from_end];
+  }
   auto av = reference::values(a), bv = reference::values(b);
   if (spec.round_inputs_to != DType::F64) {
     for (auto& x : av) x = reference::round_to(spec.round_inputs_to, x);
