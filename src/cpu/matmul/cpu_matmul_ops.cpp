@@ -1,13 +1,125 @@
-// The cpu backend's MatmulOps. No op of the group is implemented yet: supports() is false
-// for all, so the front end reports Unsupported before reaching here.
+// The CPU backend's matrix products: every (batched, broadcast, transposed) product goes
+// through Eigen's GEMM (eigen_gemm_f32.cpp / _f64.cpp). F16 and BF16 are widened to float
+// once, multiplied and accumulated in float, and rounded once on store, so the CPU follows
+// the same "accumulate in F32" rule as the tensor cores it is compared with.
+#include <cstdint>
+#include <vector>
+
+#include "core/numeric.hpp"
 #include "cpu/cpu_families.hpp"
+#include "cpu/matmul/eigen_gemm.hpp"
+#include "ferrite/error.hpp"
 
 namespace ferrite::cpu {
 namespace {
 
+// Below this many multiply-adds per product, a batch runs one product per thread; above
+// it, one product at a time with Eigen's own threads.
+constexpr double kSmallProduct = double(1 << 21);
+constexpr std::int64_t kParallelElements = 1 << 16;
+
+struct Offsets {
+  std::int64_t a = 0, b = 0, c = 0;
+};
+
+Offsets batch_offsets(const GemmDesc& d, std::int64_t index) {
+  Offsets o;
+  for (int i = d.batch_rank - 1; i >= 0; --i) {
+    const auto u = static_cast<std::size_t>(i);
+    const std::int64_t coordinate = index % d.batch_sizes[u];
+    index /= d.batch_sizes[u];
+    o.a += coordinate * d.stride_a[u];
+    o.b += coordinate * d.stride_b[u];
+    o.c += coordinate * d.stride_c[u];
+  }
+  return o;
+}
+
+template <class T>
+void run_batches(const GemmDesc& d, const T* a, const T* b, T* c) {
+  const EigenGemmShape shape{d.m, d.n, d.k, d.transpose_a, d.transpose_b};
+  const auto alpha = static_cast<T>(d.alpha), beta = static_cast<T>(d.beta);
+  const std::int64_t count = d.batch_count();
+  auto one = [&](std::int64_t i) {
+    const Offsets o = batch_offsets(d, i);
+    eigen_gemm(shape, a + o.a, b + o.b, c + o.c, alpha, beta);
+  };
+  const double work = static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k);
+  if (count > 1 && work < kSmallProduct) {
+    // Eigen runs single-threaded inside a parallel region, so the threads split the batch.
+#pragma omp parallel for schedule(dynamic)
+    for (std::int64_t i = 0; i < count; ++i) one(i);
+  } else {
+    for (std::int64_t i = 0; i < count; ++i) one(i);
+  }
+}
+
+template <class T>
+std::vector<float> widen_all(const Buffer& x) {
+  std::vector<float> out(static_cast<std::size_t>(x.numel()));
+  const T* in = x.data_as<const T>();
+  const auto n = static_cast<std::int64_t>(out.size());
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = detail::widen(in[i]);
+  return out;
+}
+
+// F16/BF16 operands: widen, multiply in float, round once (or keep float for an F32 result).
+template <class H>
+void half_gemm(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer& c) {
+  const std::vector<float> af = widen_all<H>(a), bf = widen_all<H>(b);
+  if (d.output == DType::F32) {
+    run_batches<float>(d, af.data(), bf.data(), c.data_as<float>());
+    return;
+  }
+  std::vector<float> cf = d.beta != 0 ? widen_all<H>(c) : std::vector<float>(static_cast<std::size_t>(c.numel()));
+  run_batches<float>(d, af.data(), bf.data(), cf.data());
+  H* out = c.data_as<H>();
+  const auto n = static_cast<std::int64_t>(cf.size());
+#pragma omp parallel for schedule(static) if (n >= kParallelElements)
+  for (std::int64_t i = 0; i < n; ++i) out[i] = detail::narrow<H>(cf[static_cast<std::size_t>(i)]);
+}
+
+// k == 0: the product is empty, so C = beta * C, computed in the wide type and rounded once
+// (the CUDA backend's kernel does the same arithmetic, so both agree bit for bit).
+template <class T>
+void scale_output(const Buffer& c, double beta) {
+  using W = detail::wide_t<T>;
+  T* out = c.data_as<T>();
+  const W factor = static_cast<W>(beta);
+  const std::int64_t n = c.numel();
+  for (std::int64_t i = 0; i < n; ++i) out[i] = beta == 0 ? detail::narrow<T>(W(0)) : detail::narrow<T>(factor * detail::widen(out[i]));
+}
+
 class CpuMatmulOps final : public MatmulOps {
  public:
-  bool supports(Op, DType) const override { return false; }
+  bool supports(Op op, DType dtype) const override {
+    return op_family(op) == OpFamily::Matmul &&
+           (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 || dtype == DType::BF16);
+  }
+
+  void gemm(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer& c) override {
+    if (d.m == 0 || d.n == 0 || d.batch_count() == 0) return;
+    if (d.k == 0) {
+      switch (d.output) {
+        case DType::F32: return scale_output<float>(c, d.beta);
+        case DType::F64: return scale_output<double>(c, d.beta);
+        case DType::F16: return scale_output<Half>(c, d.beta);
+        case DType::BF16: return scale_output<BFloat16>(c, d.beta);
+        default: break;
+      }
+    } else {
+      switch (d.input) {
+        case DType::F32: return run_batches<float>(d, a.data_as<const float>(), b.data_as<const float>(), c.data_as<float>());
+        case DType::F64: return run_batches<double>(d, a.data_as<const double>(), b.data_as<const double>(), c.data_as<double>());
+        case DType::F16: return half_gemm<Half>(d, a, b, c);
+        case DType::BF16: return half_gemm<BFloat16>(d, a, b, c);
+        default: break;
+      }
+    }
+    FERRITE_THROW(Unsupported, "matmul: dtype ", dtype_name(d.input), " -> ", dtype_name(d.output),
+                  " is not supported on the cpu backend");
+  }
 };
 
 }  // namespace

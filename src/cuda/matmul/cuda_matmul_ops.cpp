@@ -1,13 +1,79 @@
-// The cuda backend's MatmulOps. No op of the group is implemented yet: supports() is false
-// for all, so the front end reports Unsupported before reaching here.
+// The CUDA backend's matrix products. Every product is one strided-batched GEMM per
+// combination of the outer batch dims (cublaslt_gemm.cpp): the innermost batch dim runs
+// inside cuBLASLt, with a zero stride for an operand broadcast along it, and the outer
+// dims (only left after merging when both operands broadcast, as in
+// [b1, 1, m, k] x [1, b2, k, n]) are a host loop over pointer offsets. Nothing is copied.
+#include <climits>
+
 #include "cuda/cuda_families.hpp"
+#include "cuda/matmul/matmul_kernels.cuh"
+#include "cuda/matmul/strided_gemm.hpp"
+#include "cuda/runtime/cuda_check.hpp"
 
 namespace ferrite::cuda {
 namespace {
 
 class CudaMatmulOps final : public MatmulOps {
  public:
-  bool supports(Op, DType) const override { return false; }
+  bool supports(Op op, DType dtype) const override {
+    return op_family(op) == OpFamily::Matmul &&
+           (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 || dtype == DType::BF16);
+  }
+
+  void gemm(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer& c) override {
+    const std::int64_t count = d.batch_count();
+    if (d.m == 0 || d.n == 0 || count == 0) return;
+    const int device = c.device().index;
+    DeviceGuard guard(device);
+    DeviceContext& ctx = DeviceContext::get(device);
+    const cudaStream_t stream = ctx.current_stream();
+    if (d.k == 0) {  // cuBLAS(Lt) wants k >= 1; the product is empty, so C = beta * C
+      kernels::scale_gemm_output(c, d.beta, stream);
+      return;
+    }
+
+    StridedGemm g;
+    g.input = d.input;
+    g.output = d.output;
+    g.m = d.m;
+    g.n = d.n;
+    g.k = d.k;
+    g.transpose_a = d.transpose_a;
+    g.transpose_b = d.transpose_b;
+    g.allow_tf32 = d.allow_tf32;
+    g.alpha = d.alpha;
+    g.beta = d.beta;
+    const int inner = d.batch_rank - 1;
+    if (inner >= 0) {
+      const auto u = static_cast<std::size_t>(inner);
+      g.batch = d.batch_sizes[u];
+      g.stride_a = d.stride_a[u];
+      g.stride_b = d.stride_b[u];
+      g.stride_c = d.stride_c[u];
+      FERRITE_CHECK(g.batch <= INT_MAX, Unsupported, "matmul: a batch of ", g.batch,
+                    " products exceeds cuBLASLt's 32-bit batch count");
+    }
+    const std::size_t in_size = dtype_size(d.input), out_size = dtype_size(d.output);
+    const auto* a_base = static_cast<const char*>(a.data());
+    const auto* b_base = static_cast<const char*>(b.data());
+    auto* c_base = static_cast<char*>(c.data());
+    const std::int64_t outer = count / g.batch;
+    for (std::int64_t i = 0; i < outer; ++i) {
+      std::int64_t rest = i, off_a = 0, off_b = 0, off_c = 0;
+      for (int dim = inner - 1; dim >= 0; --dim) {
+        const auto u = static_cast<std::size_t>(dim);
+        const std::int64_t coordinate = rest % d.batch_sizes[u];
+        rest /= d.batch_sizes[u];
+        off_a += coordinate * d.stride_a[u];
+        off_b += coordinate * d.stride_b[u];
+        off_c += coordinate * d.stride_c[u];
+      }
+      g.a = a_base + off_a * static_cast<std::int64_t>(in_size);
+      g.b = b_base + off_b * static_cast<std::int64_t>(in_size);
+      g.c = c_base + off_c * static_cast<std::int64_t>(out_size);
+      strided_gemm(ctx, stream, g);
+    }
+  }
 };
 
 }  // namespace

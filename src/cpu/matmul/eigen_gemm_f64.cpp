@@ -1,0 +1,10 @@
+// Double-precision GEMM.
+#include "cpu/matmul/eigen_gemm_impl.hpp"
+
+namespace ferrite::cpu {
+
+void eigen_gemm(const EigenGemmShape& s, const double* a, const double* b, double* c, double alpha, double beta) {
+  detail::eigen_gemm_impl<double>(s, a, b, c, alpha, beta);
+}
+
+}  // namespace ferrite::cpu

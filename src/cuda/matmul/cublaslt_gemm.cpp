@@ -1,0 +1,291 @@
+// strided_gemm: cuBLASLt with a cached plan per (device, shape, dtypes, transposes, batch
+// layout, pointer alignment), cuBLAS where cuBLASLt offers no algorithm.
+//
+// Row-major to column-major: a row-major [m, n] C is the column-major n x m matrix Cᵀ, and
+// Cᵀ = Bᵀ·Aᵀ. So cuBLASLt's first operand is our B and its second our A, each with the
+// transpose flag it already has: no data is ever copied or transposed.
+//
+// The host path per call, once a shape has been seen: one shared-lock hash lookup and
+// cublasLtMatmul. The descriptors and the algorithm (cublasLtMatmulAlgoGetHeuristic, the
+// first choice) are built once per key and kept for the process lifetime.
+//
+// Determinism: cuBLASLt's reduction schemes are all ordered (INPLACE serialises the split-K
+// partial sums with counters, COMPUTE_TYPE / OUTPUT_TYPE reduce in a separate pass); none
+// adds partial sums with atomics, so the same plan on the same GPU gives the same bits.
+// Every stream has its own workspace (blas_handles.cpp), so concurrent split-K products
+// never share scratch.
+#include <cublasLt.h>
+#include <cublas_v2.h>
+
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <shared_mutex>
+#include <unordered_map>
+
+#include "cuda/libs/blas_handles.hpp"
+#include "cuda/matmul/strided_gemm.hpp"
+
+namespace ferrite::cuda {
+namespace {
+
+cudaDataType_t cuda_type(DType d) {
+  switch (d) {
+    case DType::F32: return CUDA_R_32F;
+    case DType::F64: return CUDA_R_64F;
+    case DType::F16: return CUDA_R_16F;
+    case DType::BF16: return CUDA_R_16BF;
+    default: break;
+  }
+  FERRITE_THROW(Unsupported, "matmul: dtype ", dtype_name(d), " has no cuBLAS type");
+}
+
+// F16/BF16 multiply on tensor cores and accumulate in F32; F32 uses TF32 only when allowed.
+cublasComputeType_t compute_type(const StridedGemm& g) {
+  if (g.input == DType::F64) return CUBLAS_COMPUTE_64F;
+  if (g.input == DType::F32 && g.allow_tf32) return CUBLAS_COMPUTE_32F_FAST_TF32;
+  return CUBLAS_COMPUTE_32F;
+}
+
+// The largest power of two (up to 256) dividing the address of every matrix of a batch (its
+// first one's and the byte stride to the next): cuBLASLt picks kernels whose vector loads
+// need no more than this.
+std::uint32_t alignment(const void* p, std::int64_t batch, std::int64_t stride, DType dtype) {
+  std::uint64_t bits = reinterpret_cast<std::uintptr_t>(p);
+  if (batch > 1) bits |= static_cast<std::uint64_t>(stride) * dtype_size(dtype);
+  std::uint32_t a = 256;
+  while (a > 1 && bits % a != 0) a >>= 1;
+  return a;
+}
+
+struct PlanKey {
+  int device;
+  DType input, output;
+  cublasComputeType_t compute;
+  bool transpose_a, transpose_b;
+  std::int64_t m, n, k, batch, stride_a, stride_b, stride_c;
+  std::uint32_t align_a, align_b, align_c;
+  bool operator==(const PlanKey&) const = default;
+};
+
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& key) const {
+    std::size_t h = 0;
+    auto mix = [&h](std::uint64_t v) { h ^= std::hash<std::uint64_t>{}(v) + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2); };
+    mix(static_cast<std::uint64_t>(key.device));
+    mix(static_cast<std::uint64_t>(key.input) | static_cast<std::uint64_t>(key.output) << 8 |
+        static_cast<std::uint64_t>(key.compute) << 16 | static_cast<std::uint64_t>(key.transpose_a) << 32 |
+        static_cast<std::uint64_t>(key.transpose_b) << 33);
+    for (std::int64_t v : {key.m, key.n, key.k, key.batch, key.stride_a, key.stride_b, key.stride_c})
+      mix(static_cast<std::uint64_t>(v));
+    mix(key.align_a | std::uint64_t(key.align_b) << 16 | std::uint64_t(key.align_c) << 32);
+    return h;
+  }
+};
+
+// Operand shapes as cuBLAS sees them (column-major): rows, columns, leading dimension.
+struct ColumnMajor {
+  std::int64_t rows, cols, ld;
+};
+// cuBLAS's first operand: our B, stored [k, n] (n x k column-major) or [n, k] (k x n).
+ColumnMajor first_operand(const StridedGemm& g) {
+  return g.transpose_b ? ColumnMajor{g.k, g.n, g.k} : ColumnMajor{g.n, g.k, g.n};
+}
+// cuBLAS's second operand: our A, stored [m, k] (k x m column-major) or [k, m] (m x k).
+ColumnMajor second_operand(const StridedGemm& g) {
+  return g.transpose_a ? ColumnMajor{g.m, g.k, g.m} : ColumnMajor{g.k, g.m, g.k};
+}
+
+struct Plan {
+  cublasLtMatmulDesc_t op = nullptr;
+  cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
+  cublasLtMatmulAlgo_t algo{};
+  bool lt = false;  // false: cuBLASLt has no algorithm for this case; cuBLAS runs it
+
+  Plan() = default;
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan() {
+    if (out) cublasLtMatrixLayoutDestroy(out);
+    if (second) cublasLtMatrixLayoutDestroy(second);
+    if (first) cublasLtMatrixLayoutDestroy(first);
+    if (op) cublasLtMatmulDescDestroy(op);
+  }
+};
+
+cublasLtMatrixLayout_t make_layout(cudaDataType_t type, ColumnMajor shape, std::int64_t batch, std::int64_t stride) {
+  cublasLtMatrixLayout_t layout = nullptr;
+  FERRITE_CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&layout, type, static_cast<std::uint64_t>(shape.rows),
+                                                  static_cast<std::uint64_t>(shape.cols), shape.ld));
+  if (batch > 1) {
+    const auto count = static_cast<std::int32_t>(batch);
+    FERRITE_CUBLAS_CHECK(
+        cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof count));
+    FERRITE_CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET,
+                                                          &stride, sizeof stride));
+  }
+  return layout;
+}
+
+// Diagnostics, read once: FERRITE_LOG_GEMM=1 prints every new plan (algorithm, split-K,
+// reduction scheme) to stderr; FERRITE_GEMM_FORCE_CUBLAS=1 runs every product through the
+// cuBLAS path instead, to compare the two libraries' choices on one machine.
+bool log_plans() {
+  static const bool enabled = std::getenv("FERRITE_LOG_GEMM") != nullptr;
+  return enabled;
+}
+bool force_cublas() {
+  static const bool enabled = std::getenv("FERRITE_GEMM_FORCE_CUBLAS") != nullptr;
+  return enabled;
+}
+
+void log_plan(const PlanKey& key, const Plan& plan, const cublasLtMatmulHeuristicResult_t& result) {
+  std::fprintf(stderr, "ferrite gemm plan cuda:%d %s->%s compute %d m=%lld n=%lld k=%lld batch=%lld ta=%d tb=%d: ",
+               key.device, dtype_name(key.input).data(), dtype_name(key.output).data(), static_cast<int>(key.compute),
+               static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
+               static_cast<long long>(key.batch), key.transpose_a, key.transpose_b);
+  if (!plan.lt) {
+    std::fprintf(stderr, "no cuBLASLt algorithm, cuBLAS fallback\n");
+    return;
+  }
+  auto config = [&](cublasLtMatmulAlgoConfigAttributes_t attribute) {
+    std::uint32_t value = 0;
+    std::size_t written = 0;
+    cublasLtMatmulAlgoConfigGetAttribute(&plan.algo, attribute, &value, sizeof value, &written);
+    return value;
+  };
+  std::fprintf(stderr, "cuBLASLt algo %u tile %u stages %u split-k %u reduction %u workspace %zu waves %.2f\n",
+               config(CUBLASLT_ALGO_CONFIG_ID), config(CUBLASLT_ALGO_CONFIG_TILE_ID),
+               config(CUBLASLT_ALGO_CONFIG_STAGES_ID), config(CUBLASLT_ALGO_CONFIG_SPLITK_NUM),
+               config(CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME), result.workspaceSize, result.wavesCount);
+}
+
+std::unique_ptr<Plan> make_plan(DeviceContext& ctx, const PlanKey& key, const StridedGemm& g,
+                                std::size_t workspace_bytes) {
+  auto plan = std::make_unique<Plan>();
+  const cudaDataType_t scale = g.input == DType::F64 ? CUDA_R_64F : CUDA_R_32F;
+  FERRITE_CUBLAS_CHECK(cublasLtMatmulDescCreate(&plan->op, key.compute, scale));
+  const cublasOperation_t op_first = g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const cublasOperation_t op_second = g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N;
+  FERRITE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
+  FERRITE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
+  plan->first = make_layout(cuda_type(g.input), first_operand(g), g.batch, g.stride_b);
+  plan->second = make_layout(cuda_type(g.input), second_operand(g), g.batch, g.stride_a);
+  plan->out = make_layout(cuda_type(g.output), ColumnMajor{g.n, g.m, g.n}, g.batch, g.stride_c);
+
+  cublasLtMatmulPreference_t preference = nullptr;
+  FERRITE_CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&preference));
+  const std::uint64_t max_workspace = workspace_bytes;
+  cublasStatus_t status = cublasLtMatmulPreferenceSetAttribute(preference, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+                                                               &max_workspace, sizeof max_workspace);
+  // cuBLASLt's first operand is our B, so its "A" alignment is B's.
+  const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> alignments[] = {
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c}};
+  for (const auto& [attribute, value] : alignments)
+    if (status == CUBLAS_STATUS_SUCCESS)
+      status = cublasLtMatmulPreferenceSetAttribute(preference, attribute, &value, sizeof value);
+  cublasLtMatmulHeuristicResult_t result{};
+  int returned = 0;
+  if (status == CUBLAS_STATUS_SUCCESS && !force_cublas())
+    status = cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt(), plan->op, plan->first, plan->second, plan->out,
+                                            plan->out, preference, 1, &result, &returned);
+  cublasLtMatmulPreferenceDestroy(preference);
+  if (status == CUBLAS_STATUS_SUCCESS && returned > 0 && result.state == CUBLAS_STATUS_SUCCESS) {
+    plan->algo = result.algo;
+    plan->lt = true;
+  } else if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) {
+    throw_cublas_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
+  }
+  if (log_plans()) log_plan(key, *plan, result);
+  return plan;
+}
+
+class PlanCache {
+ public:
+  const Plan& get(DeviceContext& ctx, const PlanKey& key, const StridedGemm& g, std::size_t workspace_bytes) {
+    {
+      std::shared_lock lock(mutex_);
+      if (auto it = plans_.find(key); it != plans_.end()) return *it->second;
+    }
+    // Built outside the lock (the heuristic takes tens of microseconds); a racing thread's
+    // duplicate is dropped.
+    std::unique_ptr<Plan> plan = make_plan(ctx, key, g, workspace_bytes);
+    std::unique_lock lock(mutex_);
+    return *plans_.try_emplace(key, std::move(plan)).first->second;
+  }
+
+ private:
+  std::shared_mutex mutex_;
+  std::unordered_map<PlanKey, std::unique_ptr<Plan>, PlanKeyHash> plans_;
+};
+
+PlanCache& plan_cache() {
+  static auto& cache = *new PlanCache();  // never destroyed: products may run during exit
+  return cache;
+}
+
+// cuBLAS for the cases cuBLASLt declines. The handle is per device, so its stream and
+// workspace are set under a lock on every call (another thread may have changed them).
+void cublas_fallback(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g, cublasComputeType_t compute,
+                     const void* alpha, const void* beta, void* workspace, std::size_t workspace_bytes) {
+  const ColumnMajor first = first_operand(g), second = second_operand(g);
+  for (std::int64_t v : {g.m, g.n, g.k, g.batch, first.ld, second.ld})
+    FERRITE_CHECK(v <= INT_MAX, Unsupported, "matmul: m = ", g.m, ", n = ", g.n, ", k = ", g.k, ", batch ", g.batch,
+                  " exceed cuBLAS's 32-bit sizes for ", dtype_name(g.input), " on this path");
+  static std::mutex mutex;
+  std::lock_guard<std::mutex> lock(mutex);
+  cublasHandle_t handle = ctx.cublas();
+  FERRITE_CUBLAS_CHECK(cublasSetStream(handle, stream));
+  FERRITE_CUBLAS_CHECK(cublasSetWorkspace(handle, workspace, workspace_bytes));
+  FERRITE_CUBLAS_CHECK(cublasGemmStridedBatchedEx(
+      handle, g.transpose_b ? CUBLAS_OP_T : CUBLAS_OP_N, g.transpose_a ? CUBLAS_OP_T : CUBLAS_OP_N,
+      static_cast<int>(g.n), static_cast<int>(g.m), static_cast<int>(g.k), alpha, g.b, cuda_type(g.input),
+      static_cast<int>(first.ld), g.stride_b, g.a, cuda_type(g.input), static_cast<int>(second.ld), g.stride_a, beta,
+      g.c, cuda_type(g.output), static_cast<int>(g.n), g.stride_c, static_cast<int>(g.batch), compute,
+      CUBLAS_GEMM_DEFAULT));
+}
+
+}  // namespace
+
+void strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g) {
+  std::size_t workspace_bytes = 0;
+  void* workspace = blas_workspace(ctx, stream, &workspace_bytes);
+  const bool one = g.batch == 1;
+  const PlanKey key{ctx.device(),
+                    g.input,
+                    g.output,
+                    compute_type(g),
+                    g.transpose_a,
+                    g.transpose_b,
+                    g.m,
+                    g.n,
+                    g.k,
+                    g.batch,
+                    one ? 0 : g.stride_a,
+                    one ? 0 : g.stride_b,
+                    one ? 0 : g.stride_c,
+                    alignment(g.a, g.batch, g.stride_a, g.input),
+                    alignment(g.b, g.batch, g.stride_b, g.input),
+                    alignment(g.c, g.batch, g.stride_c, g.output)};
+  const Plan& plan = plan_cache().get(ctx, key, g, workspace_bytes);
+  // The scale type is double for F64 and float otherwise (cuBLAS's rule for these computes).
+  const float alpha32 = static_cast<float>(g.alpha), beta32 = static_cast<float>(g.beta);
+  const bool wide = g.input == DType::F64;
+  const void* alpha = wide ? static_cast<const void*>(&g.alpha) : &alpha32;
+  const void* beta = wide ? static_cast<const void*>(&g.beta) : &beta32;
+  if (!plan.lt) {
+    cublas_fallback(ctx, stream, g, key.compute, alpha, beta, workspace, workspace_bytes);
+    return;
+  }
+  FERRITE_CUBLAS_CHECK(cublasLtMatmul(ctx.cublas_lt(), plan.op, alpha, g.b, plan.first, g.a, plan.second, beta, g.c,
+                                      plan.out, g.c, plan.out, &plan.algo, workspace, workspace_bytes, stream));
+}
+
+}  // namespace ferrite::cuda

@@ -1,0 +1,31 @@
+// One strided-batched row-major GEMM on the GPU (cublaslt_gemm.cpp): the unit the CUDA
+// matrix products are made of. Broadcast batch dims beyond the innermost one are looped by
+// the caller (cuda_matmul_ops.cpp).
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/runtime/device_context.hpp"
+#include "ferrite/dtype.hpp"
+
+namespace ferrite::cuda {
+
+struct StridedGemm {
+  DType input = DType::F32, output = DType::F32;
+  std::int64_t m = 0, n = 0, k = 0;  // all > 0
+  bool transpose_a = false, transpose_b = false, allow_tf32 = false;
+  std::int64_t batch = 1;                         // >= 1
+  std::int64_t stride_a = 0, stride_b = 0, stride_c = 0;  // elements; 0 broadcasts A or B
+  const void* a = nullptr;
+  const void* b = nullptr;
+  void* c = nullptr;
+  double alpha = 1, beta = 0;
+};
+
+/// Enqueues C = alpha * op(A) * op(B) + beta * C for every batch element on `stream`.
+/// No host synchronisation; the plan (descriptors and algorithm) is cached per shape.
+void strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g);
+
+}  // namespace ferrite::cuda

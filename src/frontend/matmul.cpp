@@ -1,0 +1,258 @@
+// Front end of the matrix products: dtype and shape rules (torch.matmul semantics,
+// row-major), the batch layout handed to MatmulOps::gemm, and the output allocation.
+#include "ferrite/matmul.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include "ferrite/backend_families/matmul_ops.hpp"
+#include "frontend/checks.hpp"
+
+namespace ferrite {
+namespace {
+
+std::atomic<bool> g_allow_tf32{false};
+
+// op_name() views a string literal, so its data() is NUL-terminated.
+const char* name_of(Op op) { return op_name(op).data(); }
+
+const char* compute_name(MatmulCompute c) {
+  switch (c) {
+    case MatmulCompute::Default: return "Default";
+    case MatmulCompute::F32: return "F32";
+    case MatmulCompute::TF32: return "TF32";
+    case MatmulCompute::BF16: return "BF16";
+    case MatmulCompute::F16: return "F16";
+  }
+  return "?";
+}
+
+// What the backend multiplies and what it writes.
+struct Precision {
+  DType input;        // the dtype A and B reach the backend in
+  DType output;       // the result's dtype
+  bool tf32 = false;
+};
+
+Precision resolve_precision(const char* name, DType in, const MatmulOptions& options) {
+  Precision p{in, in};
+  const MatmulCompute c = options.compute;
+  FERRITE_CHECK(c == MatmulCompute::Default || in == DType::F32, InvalidArgument, name, ": compute ",
+                compute_name(c), " applies to F32 operands, got ", dtype_name(in));
+  switch (c) {
+    case MatmulCompute::Default: p.tf32 = in == DType::F32 && g_allow_tf32.load(std::memory_order_relaxed); break;
+    case MatmulCompute::F32: break;
+    case MatmulCompute::TF32: p.tf32 = true; break;
+    case MatmulCompute::BF16: p.input = DType::BF16; break;
+    case MatmulCompute::F16: p.input = DType::F16; break;
+  }
+  if (options.out_dtype) {
+    const DType want = *options.out_dtype;
+    const bool ok = want == p.output || (want == DType::F32 && is_half_precision(in));
+    FERRITE_CHECK(ok, InvalidArgument, name, ": out_dtype ", dtype_name(want), " is not available for ",
+                  dtype_name(in), " operands (", dtype_name(in), is_half_precision(in) ? " or F32" : "", " only)");
+    p.output = want;
+  }
+  return p;
+}
+
+struct BatchDim {
+  std::int64_t size, a, b, c;  // extent and element strides (0: broadcast)
+};
+
+// Row-major element strides of the matrices of an operand whose batch dims are `batch`,
+// right-aligned against the output's batch rank; 0 where the operand is broadcast.
+std::vector<std::int64_t> batch_strides(const Shape& batch, std::size_t out_rank, std::int64_t matrix_elements) {
+  std::vector<std::int64_t> strides(out_rank, 0);
+  std::int64_t stride = matrix_elements;
+  for (std::size_t i = batch.size(); i-- > 0;) {
+    const std::size_t o = out_rank - batch.size() + i;
+    strides[o] = batch[i] == 1 ? 0 : stride;
+    stride *= batch[i];
+  }
+  return strides;
+}
+
+struct Plan {
+  GemmDesc desc;
+  Shape out_shape;
+};
+
+Plan plan_product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& options) {
+  const char* name = name_of(op);
+  frontend::check_defined(name, {&a, &b});
+  frontend::check_same_device(name, {&a, &b});
+  frontend::check_same_dtype(name, {&a, &b});
+  FERRITE_CHECK(a.dim() >= 1 && b.dim() >= 1, ShapeMismatch, name, ": operands need at least one dim, got ",
+                a.description(), " and ", b.description());
+  frontend::check_supported(op, a.dtype(), a.device());
+  const Precision precision = resolve_precision(name, a.dtype(), options);
+
+  const Shape& sa = a.shape();
+  const Shape& sb = b.shape();
+  const bool a_vector = sa.size() == 1, b_vector = sb.size() == 1;
+  const bool ta = options.transpose_a && !a_vector, tb = options.transpose_b && !b_vector;
+  const std::size_t ra = sa.size(), rb = sb.size();
+  const std::int64_t m = a_vector ? 1 : (ta ? sa[ra - 1] : sa[ra - 2]);
+  const std::int64_t ka = a_vector ? sa[0] : (ta ? sa[ra - 2] : sa[ra - 1]);
+  const std::int64_t kb = b_vector ? sb[0] : (tb ? sb[rb - 1] : sb[rb - 2]);
+  const std::int64_t n = b_vector ? 1 : (tb ? sb[rb - 2] : sb[rb - 1]);
+  FERRITE_CHECK(ka == kb, ShapeMismatch, name, ": inner dimensions differ: a ", a.description(),
+                ta ? " (transposed)" : "", " has k = ", ka, ", b ", b.description(), tb ? " (transposed)" : "",
+                " has k = ", kb);
+
+  const Shape batch_a(sa.begin(), sa.end() - std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(ra)));
+  const Shape batch_b(sb.begin(), sb.end() - std::min<std::ptrdiff_t>(2, static_cast<std::ptrdiff_t>(rb)));
+  const std::size_t rank = std::max(batch_a.size(), batch_b.size());
+  Shape batch(rank);
+  for (std::size_t i = 0; i < rank; ++i) {
+    const std::int64_t da = i + batch_a.size() >= rank ? batch_a[i + batch_a.size() - rank] : 1;
+    const std::int64_t db = i + batch_b.size() >= rank ? batch_b[i + batch_b.size() - rank] : 1;
+    FERRITE_CHECK(da == db || da == 1 || db == 1, ShapeMismatch, name, ": batch dims ", shape_str(batch_a), " of a ",
+                  a.description(), " and ", shape_str(batch_b), " of b ", b.description(), " do not broadcast");
+    batch[i] = da == 1 ? db : da;
+  }
+
+  Plan plan;
+  plan.out_shape = batch;
+  if (!a_vector) plan.out_shape.push_back(m);
+  if (!b_vector) plan.out_shape.push_back(n);
+
+  GemmDesc& d = plan.desc;
+  d.input = precision.input;
+  d.output = precision.output;
+  d.allow_tf32 = precision.tf32;
+  d.m = m;
+  d.n = n;
+  d.k = ka;
+  d.transpose_a = ta;
+  d.transpose_b = tb;
+
+  // Merge batch dims: drop size-1 dims, join neighbours that are contiguous for all three
+  // operands (broadcast runs, with stride 0, join too).
+  const auto stride_a = batch_strides(batch_a, rank, m * ka);
+  const auto stride_b = batch_strides(batch_b, rank, ka * n);
+  const auto stride_c = batch_strides(batch, rank, m * n);
+  std::vector<BatchDim> dims;
+  for (std::size_t i = 0; i < rank; ++i) {
+    if (batch[i] == 1) continue;
+    const BatchDim cur{batch[i], stride_a[i], stride_b[i], stride_c[i]};
+    if (!dims.empty()) {
+      BatchDim& prev = dims.back();
+      if (prev.a == cur.a * cur.size && prev.b == cur.b * cur.size && prev.c == cur.c * cur.size) {
+        prev = {prev.size * cur.size, cur.a, cur.b, cur.c};
+        continue;
+      }
+    }
+    dims.push_back(cur);
+  }
+  // A batch of A against one B ([b, m, k] x [k, n]) is one taller product ([b*m, k] x [k, n]):
+  // one big GEMM instead of many small ones, as PyTorch folds it.
+  if (dims.size() == 1 && dims[0].b == 0 && !ta && dims[0].a == m * ka) {
+    d.m = m * dims[0].size;
+    dims.clear();
+  }
+  FERRITE_CHECK(dims.size() <= static_cast<std::size_t>(kMaxGemmBatchDims), Unsupported, name, ": operands ",
+                a.description(), " and ", b.description(), " need ", dims.size(),
+                " separate batch dims after merging; at most ", kMaxGemmBatchDims, " are supported");
+  d.batch_rank = static_cast<int>(dims.size());
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    d.batch_sizes[i] = dims[i].size;
+    d.stride_a[i] = dims[i].a;
+    d.stride_b[i] = dims[i].b;
+    d.stride_c[i] = dims[i].c;
+  }
+  return plan;
+}
+
+bool overlaps(const Tensor& x, const Tensor& y) {
+  if (x.nbytes() == 0 || y.nbytes() == 0 || x.device() != y.device()) return false;
+  const auto* x0 = static_cast<const char*>(x.data_ptr());
+  const auto* y0 = static_cast<const char*>(y.data_ptr());
+  return x0 < y0 + y.nbytes() && y0 < x0 + x.nbytes();
+}
+
+void run(const GemmDesc& desc, const Tensor& a, const Tensor& b, const Tensor& out) {
+  if (out.numel() == 0) return;
+  // F32 computed through BF16/F16: round the operands once with the ordinary cast.
+  if (desc.input != a.dtype()) {
+    backend(out.device()).matmul_ops().gemm(desc, a.to(desc.input).buffer(), b.to(desc.input).buffer(), out.buffer());
+    return;
+  }
+  backend(out.device()).matmul_ops().gemm(desc, a.buffer(), b.buffer(), out.buffer());
+}
+
+Tensor product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& options) {
+  const Plan plan = plan_product(op, a, b, options);
+  Tensor out = frontend::allocate(plan.out_shape, plan.desc.output, a.device());
+  run(plan.desc, a, b, out);
+  return out;
+}
+
+void check_rank(Op op, const Tensor& t, const char* which, std::int64_t rank) {
+  FERRITE_CHECK(t.dim() == rank, ShapeMismatch, name_of(op), ": ", which, " must be ", rank, "-D, got ",
+                t.description());
+}
+
+}  // namespace
+
+void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
+bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
+
+Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
+  return product(Op::Matmul, a, b, options);
+}
+
+const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta,
+                         const MatmulOptions& options) {
+  Plan plan = plan_product(Op::Matmul, a, b, options);
+  frontend::check_defined("matmul", {&out});
+  FERRITE_CHECK(out.device() == a.device(), DeviceMismatch, "matmul: out is ", out.description(),
+                " but the operands are on ", a.device().str());
+  FERRITE_CHECK(out.dtype() == plan.desc.output, DTypeMismatch, "matmul: out is ", out.description(),
+                ", expected dtype ", dtype_name(plan.desc.output), " (operands ", a.description(), ", ",
+                b.description(), ")");
+  FERRITE_CHECK(out.shape() == plan.out_shape, ShapeMismatch, "matmul: out is ", out.description(),
+                ", expected shape ", shape_str(plan.out_shape), " (operands ", a.description(), ", ",
+                b.description(), ")");
+  FERRITE_CHECK(!overlaps(out, a) && !overlaps(out, b), InvalidArgument, "matmul: out ", out.description(),
+                " overlaps an operand (", a.description(), ", ", b.description(), ")");
+  plan.desc.alpha = alpha;
+  plan.desc.beta = beta;
+  run(plan.desc, a, b, out);
+  return out;
+}
+
+Tensor bmm(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
+  frontend::check_defined("bmm", {&a, &b});
+  check_rank(Op::Bmm, a, "a", 3);
+  check_rank(Op::Bmm, b, "b", 3);
+  FERRITE_CHECK(a.size(0) == b.size(0), ShapeMismatch, "bmm: batch sizes differ: a ", a.description(), ", b ",
+                b.description(), " (bmm does not broadcast; matmul does)");
+  return product(Op::Bmm, a, b, options);
+}
+
+Tensor dot(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
+  frontend::check_defined("dot", {&a, &b});
+  check_rank(Op::Dot, a, "a", 1);
+  check_rank(Op::Dot, b, "b", 1);
+  return product(Op::Dot, a, b, options);
+}
+
+Tensor mv(const Tensor& a, const Tensor& x, const MatmulOptions& options) {
+  frontend::check_defined("mv", {&a, &x});
+  check_rank(Op::Mv, a, "the matrix", 2);
+  check_rank(Op::Mv, x, "the vector", 1);
+  return product(Op::Mv, a, x, options);
+}
+
+Tensor vm(const Tensor& x, const Tensor& b, const MatmulOptions& options) {
+  frontend::check_defined("vm", {&x, &b});
+  check_rank(Op::Vm, x, "the vector", 1);
+  check_rank(Op::Vm, b, "the matrix", 2);
+  return product(Op::Vm, x, b, options);
+}
+
+}  // namespace ferrite
