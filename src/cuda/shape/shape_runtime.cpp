@@ -1,0 +1,46 @@
+#include "cuda/shape/shape_runtime.hpp"
+
+#include <array>
+
+#include "cuda/runtime/cuda_check.hpp"
+
+namespace ferrite::cuda::shape {
+namespace {
+
+// One pinned slot and one event per device for each host thread. A thread finishes each
+// read-back before its next one, so the slot is never shared; both live as long as the
+// thread (a few bytes, never freed: freeing at thread exit may race CUDA's own teardown).
+constexpr int kMaxDevices = 64;
+
+struct ThreadSlots {
+  std::int64_t* host = nullptr;
+  std::array<cudaEvent_t, kMaxDevices> events{};
+};
+
+ThreadSlots& slots() {
+  thread_local ThreadSlots s;
+  return s;
+}
+
+}  // namespace
+
+void Readback::start(const void* device_values, int count, int device, cudaStream_t stream) {
+  ThreadSlots& s = slots();
+  if (s.host == nullptr) FERRITE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.host), kMax * sizeof(std::int64_t)));
+  FERRITE_CHECK(device >= 0 && device < kMaxDevices, InvalidArgument, "cuda: device index ", device,
+                " is above the shape family's limit of ", kMaxDevices);
+  cudaEvent_t& event = s.events[device];
+  if (event == nullptr) FERRITE_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  host_ = s.host;
+  event_ = event;
+  FERRITE_CUDA_CHECK(cudaMemcpyAsync(host_, device_values, static_cast<std::size_t>(count) * sizeof(std::int64_t),
+                                     cudaMemcpyDeviceToHost, stream));
+  FERRITE_CUDA_CHECK(cudaEventRecord(event_, stream));
+}
+
+const std::int64_t* Readback::wait() {
+  FERRITE_CUDA_CHECK(cudaEventSynchronize(event_));
+  return host_;
+}
+
+}  // namespace ferrite::cuda::shape
