@@ -70,8 +70,10 @@ __global__ void __launch_bounds__(kThreads) strided_copy_kernel(const element_t<
 // ---- tiled transpose ----
 
 // Tiles of N x N elements: every tile row is 128 bytes or more (whole cache lines), and each
-// thread moves one 16-byte vector (V elements) per row it handles.
-template <int E> constexpr int kTile = E >= 4 ? 32 : 128 / E;
+// thread moves one 16-byte vector (V elements) per row it handles. 4- and 8-byte elements
+// take 64 x 64 tiles so that each thread has several vectors in flight (16-33 KB of shared
+// memory per block).
+template <int E> constexpr int kTile = E == 1 ? 128 : E == 2 ? 64 : E == 16 ? 32 : 64;
 template <int E> constexpr int kVector = 16 / E;
 
 struct TransposePlan {
@@ -79,7 +81,7 @@ struct TransposePlan {
   std::int64_t src_b;        // src stride of b (src stride of a is 1)
   std::int64_t dst_a;        // dst stride of a (dst stride of b is 1)
   std::int64_t src_offset, dst_offset;
-  std::int64_t tiles_a, tiles_b, total_tiles;
+  std::int64_t tiles_a, tiles_b, batch;
   int batch_rank;
   bool vector_ok;            // strides and offsets are multiples of the vector width
   std::int64_t batch_sizes[kMaxViewDims];
@@ -92,20 +94,20 @@ __global__ void __launch_bounds__(kThreads) tiled_transpose_kernel(const element
                                                                    element_t<E>* __restrict__ dst,
                                                                    const TransposePlan p) {
   using T = element_t<E>;
-  constexpr int N = kTile<E>, V = kVector<E>, kPerRow = N / V, kRowsPerPass = kThreads / kPerRow;
+  constexpr int N = kTile<E>, V = kVector<E>, kPerRow = N / V, kRowsPerPass = kThreads / kPerRow,
+                kPasses = N / kRowsPerPass;
   union Vec {
     uint4 bits;
     T e[V];
   };
   __shared__ T tile[N][N + 1];  // +1: a column walk crosses banks
   const int col = threadIdx.x % kPerRow, row0 = threadIdx.x / kPerRow;
-  for (std::int64_t id = blockIdx.x; id < p.total_tiles; id += gridDim.x) {
-    std::int64_t rest = id;
-    const std::int64_t tb = rest % p.tiles_b;
-    rest /= p.tiles_b;
-    const std::int64_t ta = rest % p.tiles_a;
-    rest /= p.tiles_a;
-    std::int64_t s_base = p.src_offset, d_base = p.dst_offset;
+  // Grid: x over tiles along b, y over tiles along a, z over the batch (each strided when the
+  // extent passes the grid's limits). Only batch dims cost a division, once per tile.
+  for (std::int64_t batch = blockIdx.z; batch < p.batch; batch += gridDim.z)
+  for (std::int64_t ta = blockIdx.y; ta < p.tiles_a; ta += gridDim.y)
+  for (std::int64_t tb = blockIdx.x; tb < p.tiles_b; tb += gridDim.x) {
+    std::int64_t s_base = p.src_offset, d_base = p.dst_offset, rest = batch;
     for (int k = p.batch_rank - 1; k >= 0; --k) {
       const std::int64_t c = rest % p.batch_sizes[k];
       rest /= p.batch_sizes[k];
@@ -114,31 +116,39 @@ __global__ void __launch_bounds__(kThreads) tiled_transpose_kernel(const element
     }
     const std::int64_t a0 = ta * N, b0 = tb * N;
     const bool full = p.vector_ok && a0 + N <= p.A && b0 + N <= p.B;
-    // Read: N rows along b, each N elements contiguous along a.
-    for (int r = row0; r < N; r += kRowsPerPass) {
-      const T* line = src + s_base + (b0 + r) * p.src_b + a0 + col * V;
-      if (full) {
-        Vec v;
-        v.bits = *reinterpret_cast<const uint4*>(line);
+    // Read: N rows along b, each N elements contiguous along a. Whole tiles issue all their
+    // vector loads before the first shared-memory store (kPasses loads in flight per thread).
+    if (full) {
+      Vec v[kPasses];
 #pragma unroll
-        for (int e = 0; e < V; ++e) tile[r][col * V + e] = v.e[e];
-      } else {
+      for (int pass = 0; pass < kPasses; ++pass)
+        v[pass].bits = *reinterpret_cast<const uint4*>(src + s_base + (b0 + row0 + pass * kRowsPerPass) * p.src_b + a0 +
+                                                       col * V);
 #pragma unroll
+      for (int pass = 0; pass < kPasses; ++pass)
+#pragma unroll
+        for (int e = 0; e < V; ++e) tile[row0 + pass * kRowsPerPass][col * V + e] = v[pass].e[e];
+    } else {
+      for (int r = row0; r < N; r += kRowsPerPass) {
+        const T* line = src + s_base + (b0 + r) * p.src_b + a0 + col * V;
         for (int e = 0; e < V; ++e)
           if (b0 + r < p.B && a0 + col * V + e < p.A) tile[r][col * V + e] = line[e];
       }
     }
     __syncthreads();
     // Write: N rows along a, each N elements contiguous along b.
-    for (int r = row0; r < N; r += kRowsPerPass) {
-      T* line = dst + d_base + (a0 + r) * p.dst_a + b0 + col * V;
-      if (full) {
+    if (full) {
+#pragma unroll
+      for (int pass = 0; pass < kPasses; ++pass) {
+        const int r = row0 + pass * kRowsPerPass;
         Vec v;
 #pragma unroll
         for (int e = 0; e < V; ++e) v.e[e] = tile[col * V + e][r];
-        *reinterpret_cast<uint4*>(line) = v.bits;
-      } else {
-#pragma unroll
+        *reinterpret_cast<uint4*>(dst + d_base + (a0 + r) * p.dst_a + b0 + col * V) = v.bits;
+      }
+    } else {
+      for (int r = row0; r < N; r += kRowsPerPass) {
+        T* line = dst + d_base + (a0 + r) * p.dst_a + b0 + col * V;
         for (int e = 0; e < V; ++e)
           if (a0 + r < p.A && b0 + col * V + e < p.B) line[e] = tile[col * V + e][r];
       }
@@ -184,8 +194,11 @@ void launch_tiled(const void* src, void* dst, const CopyPlan& plan, int a, cudaS
     ++p.batch_rank;
   }
   p.vector_ok = aligned;
-  p.total_tiles = batch * p.tiles_a * p.tiles_b;
-  tiled_transpose_kernel<E><<<blocks_for(p.total_tiles, 1), kThreads, 0, stream>>>(
+  p.batch = batch;
+  const dim3 grid(static_cast<unsigned>(std::min<std::int64_t>(p.tiles_b, std::int64_t(1) << 30)),
+                  static_cast<unsigned>(std::min<std::int64_t>(p.tiles_a, 65535)),
+                  static_cast<unsigned>(std::min<std::int64_t>(batch, 65535)));
+  tiled_transpose_kernel<E><<<grid, kThreads, 0, stream>>>(
       static_cast<const element_t<E>*>(src), static_cast<element_t<E>*>(dst), p);
   FERRITE_CUDA_CHECK_LAUNCH();
 }

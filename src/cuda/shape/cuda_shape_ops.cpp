@@ -3,6 +3,7 @@
 // src/cuda/shape/*.cu on the device's current stream. Index errors are found from one
 // (min, max) pair read back per call; see docs/families/shape.md.
 #include <cstring>
+#include <optional>
 
 #include "cuda/cuda_families.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -100,12 +101,19 @@ class CudaShapeOps final : public ShapeOps {
     const int device = x.device().index;
     DeviceGuard guard(device);
     const cudaStream_t stream = stream_of(x);
-    // The range first (the index is small next to the rows it picks), its read-back queued,
-    // then the copy: the host waits only for the range while the copy runs.
-    shape::Scratch range(device, 2 * sizeof(long long), stream);
-    shape::index_minmax(index, range.as<long long>(), stream);
+    // The range first (the index is small next to the rows it picks), then the copy: the host
+    // waits only for the range while the copy runs. A small index's range is written by one
+    // block straight into pinned memory (no init kernel, no copy in the stream).
     shape::Readback readback;
-    readback.start(range.as<long long>(), 2, device, stream);
+    std::optional<shape::Scratch> range;
+    if (index.numel() <= shape::kSmallIndexRange) {
+      shape::index_minmax(index, readback.device_slot(device), stream);
+      readback.record(device, stream);
+    } else {
+      range.emplace(device, 2 * sizeof(long long), stream);
+      shape::index_minmax(index, range->as<long long>(), stream);
+      readback.start(range->as<long long>(), 2, device, stream);
+    }
     shape::index_select(static_cast<int>(dtype_size(x.dtype())), x.data(), index, out.data(), outer, in_dim, out_dim,
                         inner, stream);
     return to_range(readback.wait());

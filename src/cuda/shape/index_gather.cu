@@ -17,22 +17,26 @@ unsigned blocks_for(std::int64_t work, std::int64_t per_block, std::int64_t cap 
   return static_cast<unsigned>(std::clamp<std::int64_t>((work + per_block - 1) / per_block, 1, cap));
 }
 
-/// Folds (lo, hi) of every thread of the block into range[0..1] with integer atomics (exact,
-/// so the result is the same whatever the order).
-__device__ __forceinline__ void fold_range(long long lo, long long hi, long long* range) {
-  for (int o = 16; o > 0; o /= 2) {
-    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-  }
-  if (threadIdx.x % 32 == 0 && lo <= hi) {
-    atomicMin(range, lo);
-    atomicMax(range + 1, hi);
-  }
-}
-
 __global__ void init_range_kernel(long long* range) {
   range[0] = LLONG_MAX;
   range[1] = LLONG_MIN;
+}
+
+// One block over a small index, the pair written straight to `out` (the caller's pinned
+// host slot): no init kernel, no copy.
+template <class I>
+__global__ void __launch_bounds__(1024) small_minmax_kernel(const I* __restrict__ index, std::int64_t n, long long* out) {
+  long long lo = LLONG_MAX, hi = LLONG_MIN;
+  for (std::int64_t i = threadIdx.x; i < n; i += 1024) {
+    const long long v = index[i];
+    lo = min(lo, v);
+    hi = max(hi, v);
+  }
+  block_range(lo, hi);
+  if (threadIdx.x == 0) {
+    out[0] = lo;
+    out[1] = hi;
+  }
 }
 
 template <class I>
@@ -46,7 +50,10 @@ __global__ void __launch_bounds__(kThreads) minmax_kernel(const I* __restrict__ 
   fold_range(lo, hi, range);
 }
 
-// out [outer, out_dim, inner] from x [outer, in_dim, inner], in units of B bytes.
+// out [outer, out_dim, inner] from x [outer, in_dim, inner], in units of B bytes; each
+// thread has kUnroll elements in flight.
+constexpr int kUnroll = 4;
+
 template <int B, class I>
 __global__ void __launch_bounds__(kThreads) index_select_kernel(const element_t<B>* __restrict__ x,
                                                                 const I* __restrict__ index,
@@ -54,26 +61,37 @@ __global__ void __launch_bounds__(kThreads) index_select_kernel(const element_t<
                                                                 FastDivmod inner_div, FastDivmod out_dim_div,
                                                                 std::int64_t inner, std::int64_t in_dim,
                                                                 std::int64_t out_dim, bool fast) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * kThreads) {
-    std::int64_t c, j, o;
-    if (fast) {
-      const std::uint32_t q = inner_div.div(static_cast<std::uint32_t>(i));
-      c = static_cast<std::uint32_t>(i) - q * inner_div.divisor;
-      o = out_dim_div.div(q);
-      j = q - static_cast<std::uint32_t>(o) * out_dim_div.divisor;
-    } else {
-      c = i % inner;
-      const std::int64_t q = i / inner;
-      j = q % out_dim;
-      o = q / out_dim;
+  const std::int64_t step = std::int64_t(gridDim.x) * kThreads * kUnroll;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * kThreads * kUnroll + threadIdx.x; base < n; base += step) {
+    std::int64_t from[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t i = base + u * kThreads;
+      from[u] = -1;
+      if (i >= n) continue;
+      std::int64_t c, j, o;
+      if (fast) {
+        const std::uint32_t q = inner_div.div(static_cast<std::uint32_t>(i));
+        c = static_cast<std::uint32_t>(i) - q * inner_div.divisor;
+        const std::uint32_t oq = out_dim_div.div(q);
+        o = oq;
+        j = q - oq * out_dim_div.divisor;
+      } else {
+        c = i % inner;
+        const std::int64_t q = i / inner;
+        j = q % out_dim;
+        o = q / out_dim;
+      }
+      std::int64_t v = index[j];
+      if (v < 0) v += in_dim;
+      if (v >= 0 && v < in_dim) from[u] = (o * in_dim + v) * inner + c;
     }
-    std::int64_t v = index[j];
-    if (v < 0) v += in_dim;
-    if (v >= 0 && v < in_dim) {
-      out[i] = x[(o * in_dim + v) * inner + c];
-    } else {
-      out[i] = element_t<B>{};
-    }
+    element_t<B> values[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) values[u] = from[u] >= 0 ? x[from[u]] : element_t<B>{};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + u * kThreads < n) out[base + u * kThreads] = values[u];
   }
 }
 
@@ -153,7 +171,8 @@ void select_by_width(int elem_bytes, const void* x, const I* index, void* out, s
 
 template <int B, class I>
 void launch_gather(const void* x, const I* index, void* out, const GatherPlan& p, long long* range, cudaStream_t stream) {
-  gather_kernel<B, I><<<blocks_for(p.n, kThreads * 4), kThreads, 0, stream>>>(
+  // At most a few thousand blocks: each folds its index range with one pair of atomics.
+  gather_kernel<B, I><<<blocks_for(p.n, kThreads * 4, 8192), kThreads, 0, stream>>>(
       static_cast<const element_t<B>*>(x), index, static_cast<element_t<B>*>(out), p, range);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
@@ -178,9 +197,16 @@ void init_range(long long* range, cudaStream_t stream) {
 }
 
 void index_minmax(const Buffer& index, long long* range, cudaStream_t stream) {
-  init_range(range, stream);
   const std::int64_t n = index.numel();
-  if (n == 0) return;
+  if (n <= kSmallIndexRange) {
+    if (index.dtype() == DType::I32)
+      small_minmax_kernel<std::int32_t><<<1, 1024, 0, stream>>>(index.data_as<std::int32_t>(), n, range);
+    else
+      small_minmax_kernel<std::int64_t><<<1, 1024, 0, stream>>>(index.data_as<std::int64_t>(), n, range);
+    FERRITE_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  init_range(range, stream);
   const unsigned blocks = blocks_for(n, kThreads * 8, 1024);
   if (index.dtype() == DType::I32)
     minmax_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), n, range);

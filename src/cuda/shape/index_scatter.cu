@@ -19,8 +19,8 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(std::int64_t work, std::int64_t per_block) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((work + per_block - 1) / per_block, 1, std::int64_t(1) << 30));
+unsigned blocks_for(std::int64_t work, std::int64_t per_block, std::int64_t cap = std::int64_t(1) << 30) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((work + per_block - 1) / per_block, 1, cap));
 }
 
 template <class T> struct Accumulate { using type = T; };
@@ -79,14 +79,7 @@ __global__ void __launch_bounds__(kThreads) keys_kernel(const I* __restrict__ in
     keys[i] = valid ? static_cast<std::uint64_t>(target + v * p.data_strides[p.dim]) : p.sentinel;
     sources[i] = source;
   }
-  for (int o = 16; o > 0; o /= 2) {
-    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
-    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
-  }
-  if (threadIdx.x % 32 == 0 && lo <= hi) {
-    atomicMin(range, lo);
-    atomicMax(range + 1, hi);
-  }
+  fold_range(lo, hi, range);
 }
 
 // One thread per (sorted position, column); the first position of each run of equal keys
@@ -94,11 +87,20 @@ __global__ void __launch_bounds__(kThreads) keys_kernel(const I* __restrict__ in
 template <class T>
 __global__ void __launch_bounds__(kThreads) run_sum_kernel(const std::uint64_t* __restrict__ keys,
                                                            const std::int64_t* __restrict__ sources, std::int64_t n,
-                                                           std::int64_t width, std::uint64_t sentinel,
-                                                           const T* __restrict__ src, T* __restrict__ out) {
+                                                           std::int64_t width, FastDivmod width_div, bool fast,
+                                                           std::uint64_t sentinel, const T* __restrict__ src,
+                                                           T* __restrict__ out) {
   const std::int64_t total = n * width;
   for (std::int64_t t = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; t < total; t += std::int64_t(gridDim.x) * kThreads) {
-    const std::int64_t q = t / width, c = t % width;
+    std::int64_t q, c;
+    if (fast) {
+      const std::uint32_t q32 = width_div.div(static_cast<std::uint32_t>(t));
+      q = q32;
+      c = static_cast<std::uint32_t>(t) - q32 * width_div.divisor;
+    } else {
+      q = t / width;
+      c = t % width;
+    }
     const std::uint64_t key = keys[q];
     if (key == sentinel || (q > 0 && keys[q - 1] == key)) continue;
     T* target = out + static_cast<std::int64_t>(key) * width + c;
@@ -111,8 +113,10 @@ __global__ void __launch_bounds__(kThreads) run_sum_kernel(const std::uint64_t* 
 template <class T>
 void launch_run_sum(const std::uint64_t* keys, const std::int64_t* sources, std::int64_t n, std::int64_t width,
                     std::uint64_t sentinel, const void* src, void* out, cudaStream_t stream) {
+  const bool fast = n * width < (std::int64_t(1) << 31);
+  const FastDivmod width_div(fast ? static_cast<std::uint32_t>(width) : 1);
   run_sum_kernel<T><<<blocks_for(n * width, kThreads), kThreads, 0, stream>>>(
-      keys, sources, n, width, sentinel, static_cast<const T*>(src), static_cast<T*>(out));
+      keys, sources, n, width, width_div, fast, sentinel, static_cast<const T*>(src), static_cast<T*>(out));
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
@@ -140,7 +144,7 @@ void scatter_sum(DType dtype, const Buffer& index, const void* src, void* out, c
   std::int64_t* sources_in = sources.as<std::int64_t>();
   std::int64_t* sources_out = sources_in + n;
 
-  const unsigned blocks = blocks_for(p.n, kThreads);
+  const unsigned blocks = blocks_for(p.n, kThreads, 4096);  // each block folds its range with one atomic pair
   if (index.dtype() == DType::I32)
     keys_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), p, keys_in, sources_in, range);
   else

@@ -1,7 +1,7 @@
 // masked_select and masked_scatter: a two-pass block compaction. Pass 1 counts the true
 // mask bytes of each tile of 2048 elements; one block turns the counts into tile offsets
 // (and the total, which the host reads back: masked_select must size its output, and
-// masked_scatter must check that source is large enough); pass 2 ranks each element inside
+// masked_scatter must check that source is large enough. Pass 2 ranks each element inside
 // its tile with warp ballots and moves it. Loads and stores are coalesced: a warp's
 // selected elements land next to each other.
 #include <algorithm>
@@ -34,6 +34,36 @@ __global__ void __launch_bounds__(kThreads) count_kernel(const std::uint8_t* __r
     for (int w = 0; w < kWarps; ++w) total += warp_counts[w];
     tile_counts[blockIdx.x] = total;
   }
+}
+
+// The tile counts are scanned in two levels, both coalesced: chunks of 1024 tiles in parallel
+// (local offsets and chunk totals), then one block over the chunk totals.
+constexpr int kChunk = 1024;
+
+__global__ void __launch_bounds__(kChunk) chunk_scan_kernel(const int* __restrict__ counts, std::int64_t tiles,
+                                                            int* __restrict__ local, int* __restrict__ chunk_totals) {
+  const std::int64_t t = std::int64_t(blockIdx.x) * kChunk + threadIdx.x;
+  const int v = t < tiles ? counts[t] : 0;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  int inclusive = v;
+  for (int o = 1; o < 32; o *= 2) {
+    const int up = __shfl_up_sync(0xffffffffu, inclusive, o);
+    if (lane >= o) inclusive += up;
+  }
+  __shared__ int warp_sums[32];
+  if (lane == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  if (warp == 0) {
+    int w = warp_sums[lane];
+    for (int o = 1; o < 32; o *= 2) {
+      const int up = __shfl_up_sync(0xffffffffu, w, o);
+      if (lane >= o) w += up;
+    }
+    warp_sums[lane] = w;
+  }
+  __syncthreads();
+  if (t < tiles) local[t] = inclusive - v + (warp > 0 ? warp_sums[warp - 1] : 0);
+  if (threadIdx.x == kChunk - 1) chunk_totals[blockIdx.x] = warp_sums[31];
 }
 
 // One block: offsets[t] = sum of counts[0..t), offsets[tiles] = the total.
@@ -106,13 +136,14 @@ __device__ __forceinline__ void rank_in_tile(const std::uint8_t* __restrict__ ma
 template <int E>
 __global__ void __launch_bounds__(kThreads) select_kernel(const element_t<E>* __restrict__ x,
                                                           const std::uint8_t* __restrict__ mask, std::int64_t n,
-                                                          const std::int64_t* __restrict__ offsets,
+                                                          const int* __restrict__ local,
+                                                          const std::int64_t* __restrict__ chunk_offsets,
                                                           element_t<E>* __restrict__ out) {
   const std::int64_t start = std::int64_t(blockIdx.x) * kTile;
   bool flags[kItems];
   int ranks[kItems];
   rank_in_tile(mask, start, n, flags, ranks);
-  const std::int64_t base = offsets[blockIdx.x];
+  const std::int64_t base = chunk_offsets[blockIdx.x / kChunk] + local[blockIdx.x];
 #pragma unroll
   for (int j = 0; j < kItems; ++j)
     if (flags[j]) out[base + ranks[j]] = x[start + j * kThreads + threadIdx.x];
@@ -121,14 +152,15 @@ __global__ void __launch_bounds__(kThreads) select_kernel(const element_t<E>* __
 template <int E>
 __global__ void __launch_bounds__(kThreads) scatter_kernel(const element_t<E>* __restrict__ x,
                                                            const std::uint8_t* __restrict__ mask, std::int64_t n,
-                                                           const std::int64_t* __restrict__ offsets,
+                                                           const int* __restrict__ local,
+                                                           const std::int64_t* __restrict__ chunk_offsets,
                                                            const element_t<E>* __restrict__ source,
                                                            std::int64_t source_n, element_t<E>* __restrict__ out) {
   const std::int64_t start = std::int64_t(blockIdx.x) * kTile;
   bool flags[kItems];
   int ranks[kItems];
   rank_in_tile(mask, start, n, flags, ranks);
-  const std::int64_t base = offsets[blockIdx.x];
+  const std::int64_t base = chunk_offsets[blockIdx.x / kChunk] + local[blockIdx.x];
 #pragma unroll
   for (int j = 0; j < kItems; ++j) {
     const std::int64_t i = start + j * kThreads + threadIdx.x;
@@ -140,31 +172,50 @@ __global__ void __launch_bounds__(kThreads) scatter_kernel(const element_t<E>* _
 }
 
 
-/// Pass 1 and the offsets; returns the number of tiles. offsets has tiles + 1 entries.
-std::int64_t count_tiles(const Buffer& mask, std::int64_t* offsets_out_of_scratch, int* counts, cudaStream_t stream) {
-  const std::int64_t n = mask.numel(), tiles = (n + kTile - 1) / kTile;
-  count_kernel<<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(mask.data_as<std::uint8_t>(), n, counts);
+/// Pass 1 and the scans, with their scratch; total() is where the number of true elements lands.
+class TileOffsets {
+ public:
+  TileOffsets(const Buffer& mask, int device, cudaStream_t stream)
+      : tiles_((mask.numel() + kTile - 1) / kTile),
+        chunks_((tiles_ + kChunk - 1) / kChunk),
+        counts_(device, static_cast<std::size_t>(tiles_) * sizeof(int), stream),
+        local_(device, static_cast<std::size_t>(tiles_) * sizeof(int), stream),
+        chunk_totals_(device, static_cast<std::size_t>(chunks_) * sizeof(int), stream),
+        chunk_offsets_(device, static_cast<std::size_t>(chunks_ + 1) * sizeof(std::int64_t), stream) {
+    count_kernel<<<static_cast<unsigned>(tiles_), kThreads, 0, stream>>>(mask.data_as<std::uint8_t>(), mask.numel(),
+                                                                         counts_.as<int>());
+    FERRITE_CUDA_CHECK_LAUNCH();
+    chunk_scan_kernel<<<static_cast<unsigned>(chunks_), kChunk, 0, stream>>>(counts_.as<int>(), tiles_, local_.as<int>(),
+                                                                            chunk_totals_.as<int>());
+    FERRITE_CUDA_CHECK_LAUNCH();
+    offsets_kernel<<<1, 1024, 0, stream>>>(chunk_totals_.as<int>(), chunks_, chunk_offsets_.as<std::int64_t>());
+    FERRITE_CUDA_CHECK_LAUNCH();
+  }
+  std::int64_t tiles() const { return tiles_; }
+  const int* local() const { return local_.as<int>(); }
+  const std::int64_t* chunk_offsets() const { return chunk_offsets_.as<std::int64_t>(); }
+  const std::int64_t* total() const { return chunk_offsets_.as<std::int64_t>() + chunks_; }
+
+ private:
+  std::int64_t tiles_, chunks_;
+  Scratch counts_, local_, chunk_totals_, chunk_offsets_;
+};
+
+template <int E>
+void launch_select(const Buffer& x, const Buffer& mask, const TileOffsets& t, void* out, cudaStream_t stream) {
+  select_kernel<E><<<static_cast<unsigned>(t.tiles()), kThreads, 0, stream>>>(
+      static_cast<const element_t<E>*>(x.data()), mask.data_as<std::uint8_t>(), x.numel(), t.local(),
+      t.chunk_offsets(), static_cast<element_t<E>*>(out));
   FERRITE_CUDA_CHECK_LAUNCH();
-  offsets_kernel<<<1, 1024, 0, stream>>>(counts, tiles, offsets_out_of_scratch);
-  FERRITE_CUDA_CHECK_LAUNCH();
-  return tiles;
 }
 
 template <int E>
-void launch_select(const Buffer& x, const Buffer& mask, const std::int64_t* offsets, std::int64_t tiles, void* out,
-                   cudaStream_t stream) {
-  select_kernel<E><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
-      static_cast<const element_t<E>*>(x.data()), mask.data_as<std::uint8_t>(), x.numel(), offsets,
-      static_cast<element_t<E>*>(out));
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
-template <int E>
-void launch_scatter(const Buffer& x, const Buffer& mask, const std::int64_t* offsets, std::int64_t tiles,
-                    const Buffer& source, const Buffer& out, cudaStream_t stream) {
-  scatter_kernel<E><<<static_cast<unsigned>(tiles), kThreads, 0, stream>>>(
-      static_cast<const element_t<E>*>(x.data()), mask.data_as<std::uint8_t>(), x.numel(), offsets,
-      static_cast<const element_t<E>*>(source.data()), source.numel(), static_cast<element_t<E>*>(out.data()));
+void launch_scatter(const Buffer& x, const Buffer& mask, const TileOffsets& t, const Buffer& source, const Buffer& out,
+                    cudaStream_t stream) {
+  scatter_kernel<E><<<static_cast<unsigned>(t.tiles()), kThreads, 0, stream>>>(
+      static_cast<const element_t<E>*>(x.data()), mask.data_as<std::uint8_t>(), x.numel(), t.local(),
+      t.chunk_offsets(), static_cast<const element_t<E>*>(source.data()), source.numel(),
+      static_cast<element_t<E>*>(out.data()));
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
@@ -172,39 +223,33 @@ void launch_scatter(const Buffer& x, const Buffer& mask, const std::int64_t* off
 
 Buffer masked_select(const Buffer& x, const Buffer& mask, const std::function<Buffer(std::int64_t)>& allocate_out,
                      int device, cudaStream_t stream) {
-  const std::int64_t tiles = (x.numel() + kTile - 1) / kTile;
-  Scratch counts(device, static_cast<std::size_t>(tiles) * sizeof(int), stream);
-  Scratch offsets(device, static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t), stream);
-  count_tiles(mask, offsets.as<std::int64_t>(), counts.as<int>(), stream);
+  const TileOffsets offsets(mask, device, stream);
   Readback total;
-  total.start(offsets.as<std::int64_t>() + tiles, 1, device, stream);
+  total.start(offsets.total(), 1, device, stream);
   const std::int64_t count = total.wait()[0];
   Buffer out = allocate_out(count);
   if (count == 0) return out;
   switch (dtype_size(x.dtype())) {
-    case 1: launch_select<1>(x, mask, offsets.as<std::int64_t>(), tiles, out.data(), stream); break;
-    case 2: launch_select<2>(x, mask, offsets.as<std::int64_t>(), tiles, out.data(), stream); break;
-    case 4: launch_select<4>(x, mask, offsets.as<std::int64_t>(), tiles, out.data(), stream); break;
-    case 8: launch_select<8>(x, mask, offsets.as<std::int64_t>(), tiles, out.data(), stream); break;
-    default: launch_select<16>(x, mask, offsets.as<std::int64_t>(), tiles, out.data(), stream); break;
+    case 1: launch_select<1>(x, mask, offsets, out.data(), stream); break;
+    case 2: launch_select<2>(x, mask, offsets, out.data(), stream); break;
+    case 4: launch_select<4>(x, mask, offsets, out.data(), stream); break;
+    case 8: launch_select<8>(x, mask, offsets, out.data(), stream); break;
+    default: launch_select<16>(x, mask, offsets, out.data(), stream); break;
   }
   return out;
 }
 
 std::int64_t masked_scatter(const Buffer& x, const Buffer& mask, const Buffer& source, const Buffer& out, int device,
                             cudaStream_t stream) {
-  const std::int64_t tiles = (x.numel() + kTile - 1) / kTile;
-  Scratch counts(device, static_cast<std::size_t>(tiles) * sizeof(int), stream);
-  Scratch offsets(device, static_cast<std::size_t>(tiles + 1) * sizeof(std::int64_t), stream);
-  count_tiles(mask, offsets.as<std::int64_t>(), counts.as<int>(), stream);
+  const TileOffsets offsets(mask, device, stream);
   Readback total;
-  total.start(offsets.as<std::int64_t>() + tiles, 1, device, stream);
+  total.start(offsets.total(), 1, device, stream);
   switch (dtype_size(x.dtype())) {
-    case 1: launch_scatter<1>(x, mask, offsets.as<std::int64_t>(), tiles, source, out, stream); break;
-    case 2: launch_scatter<2>(x, mask, offsets.as<std::int64_t>(), tiles, source, out, stream); break;
-    case 4: launch_scatter<4>(x, mask, offsets.as<std::int64_t>(), tiles, source, out, stream); break;
-    case 8: launch_scatter<8>(x, mask, offsets.as<std::int64_t>(), tiles, source, out, stream); break;
-    default: launch_scatter<16>(x, mask, offsets.as<std::int64_t>(), tiles, source, out, stream); break;
+    case 1: launch_scatter<1>(x, mask, offsets, source, out, stream); break;
+    case 2: launch_scatter<2>(x, mask, offsets, source, out, stream); break;
+    case 4: launch_scatter<4>(x, mask, offsets, source, out, stream); break;
+    case 8: launch_scatter<8>(x, mask, offsets, source, out, stream); break;
+    default: launch_scatter<16>(x, mask, offsets, source, out, stream); break;
   }
   return total.wait()[0];
 }

@@ -32,4 +32,33 @@ struct FastDivmod {
   __device__ __forceinline__ std::uint32_t div(std::uint32_t n) const { return (__umulhi(n, magic) + n) >> shift; }
 };
 
+/// (lo, hi) of every thread of the block, valid in thread 0. Blocks are full warps.
+__device__ __forceinline__ void block_range(long long& lo, long long& hi) {
+  for (int o = 16; o > 0; o /= 2) {
+    lo = min(lo, __shfl_xor_sync(0xffffffffu, lo, o));
+    hi = max(hi, __shfl_xor_sync(0xffffffffu, hi, o));
+  }
+  __shared__ long long warp_lo[32], warp_hi[32];
+  if (threadIdx.x % 32 == 0) {
+    warp_lo[threadIdx.x / 32] = lo;
+    warp_hi[threadIdx.x / 32] = hi;
+  }
+  __syncthreads();
+  if (threadIdx.x == 0)
+    for (unsigned w = 1; w < blockDim.x / 32; ++w) {
+      lo = min(lo, warp_lo[w]);
+      hi = max(hi, warp_hi[w]);
+    }
+}
+
+/// Folds the block's (lo, hi) into range[0..1]: one pair of integer atomics per block (exact,
+/// so the result does not depend on the order; few, so they do not serialise the kernel).
+__device__ __forceinline__ void fold_range(long long lo, long long hi, long long* range) {
+  block_range(lo, hi);
+  if (threadIdx.x == 0 && lo <= hi) {
+    atomicMin(range, lo);
+    atomicMax(range + 1, hi);
+  }
+}
+
 }  // namespace ferrite::cuda::shape

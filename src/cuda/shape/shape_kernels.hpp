@@ -31,7 +31,11 @@ void tiled_transpose(const void* src, void* dst, const CopyPlan& plan, int a, cu
 
 // ---- indexing (index_gather.cu, index_scatter.cu) ----
 
-/// range[0] = min, range[1] = max of the index values (device memory, two int64).
+/// Up to this many index values, index_minmax uses one block and plain stores, so `range`
+/// may be pinned host memory (mapped); above it, device atomics, so `range` must be device
+/// memory.
+inline constexpr std::int64_t kSmallIndexRange = std::int64_t(1) << 18;
+/// range[0] = min, range[1] = max of the index values (min > max for an empty index).
 void index_minmax(const Buffer& index, long long* range, cudaStream_t stream);
 /// out[o, j, c] = x[o, wrap(index[j]), c] in units of elem_bytes (zeros for a bad index).
 void index_select(int elem_bytes, const void* x, const Buffer& index, void* out, std::int64_t outer,

@@ -24,17 +24,38 @@ ThreadSlots& slots() {
 
 }  // namespace
 
-void Readback::start(const void* device_values, int count, int device, cudaStream_t stream) {
+namespace {
+ThreadSlots& ready_slots(int device) {
   ThreadSlots& s = slots();
-  if (s.host == nullptr) FERRITE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.host), kMax * sizeof(std::int64_t)));
   FERRITE_CHECK(device >= 0 && device < kMaxDevices, InvalidArgument, "cuda: device index ", device,
                 " is above the shape family's limit of ", kMaxDevices);
-  cudaEvent_t& event = s.events[device];
-  if (event == nullptr) FERRITE_CUDA_CHECK(cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+  // Pinned memory from cudaMallocHost is mapped into every device's address space (UVA).
+  if (s.host == nullptr) FERRITE_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&s.host), Readback::kMax * sizeof(std::int64_t)));
+  if (s.events[device] == nullptr) FERRITE_CUDA_CHECK(cudaEventCreateWithFlags(&s.events[device], cudaEventDisableTiming));
+  return s;
+}
+}  // namespace
+
+void Readback::start(const void* device_values, int count, int device, cudaStream_t stream) {
+  ThreadSlots& s = ready_slots(device);
   host_ = s.host;
-  event_ = event;
+  event_ = s.events[device];
   FERRITE_CUDA_CHECK(cudaMemcpyAsync(host_, device_values, static_cast<std::size_t>(count) * sizeof(std::int64_t),
                                      cudaMemcpyDeviceToHost, stream));
+  FERRITE_CUDA_CHECK(cudaEventRecord(event_, stream));
+}
+
+long long* Readback::device_slot(int device) {
+  ThreadSlots& s = ready_slots(device);
+  host_ = s.host;
+  event_ = s.events[device];
+  void* mapped = nullptr;
+  FERRITE_CUDA_CHECK(cudaHostGetDevicePointer(&mapped, host_, 0));
+  return static_cast<long long*>(mapped);
+}
+
+void Readback::record(int device, cudaStream_t stream) {
+  (void)device;
   FERRITE_CUDA_CHECK(cudaEventRecord(event_, stream));
 }
 

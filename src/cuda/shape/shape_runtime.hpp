@@ -41,6 +41,10 @@ class Readback {
  public:
   static constexpr int kMax = 4;
   void start(const void* device_values, int count, int device, cudaStream_t stream);
+  /// The pinned slot as the device sees it, for a kernel to write the values into directly;
+  /// then record() instead of start().
+  long long* device_slot(int device);
+  void record(int device, cudaStream_t stream);
   /// Waits and returns the values.
   const std::int64_t* wait();
 
