@@ -1,9 +1,9 @@
 // masked_select and masked_scatter: a two-pass block compaction. Pass 1 counts the true
-// mask bytes of each tile of 2048 elements; one block turns the counts into tile offsets
-// (and the total, which the host reads back: masked_select must size its output, and
-// masked_scatter must check that source is large enough. Pass 2 ranks each element inside
-// its tile with warp ballots and moves it. Loads and stores are coalesced: a warp's
-// selected elements land next to each other.
+// mask bytes of each tile of 2048 elements; a two-level scan (chunks of 1024 tiles, then the
+// chunk totals) turns the counts into tile offsets and the total, which the host reads back
+// (masked_select must size its output, masked_scatter must check that source is large
+// enough). Pass 2 ranks each element inside its tile with warp ballots and moves it. Loads
+// and stores are coalesced: a warp's selected elements land next to each other.
 #include <algorithm>
 
 #include "cuda/runtime/cuda_check.hpp"
