@@ -76,6 +76,7 @@ FERRITE_CONFORMANCE([] {
     add({64, 32}, 0, {33});  // rows of 16-byte units
     add({3, 2, 5}, 2, {0});
     add({}, 0, {3});
+    add({37}, 0, {300001});  // more indices than one block checks: the range goes through atomics
     return cases;
   };
   e.run_outputs = [](const Case& c) { return std::vector<Tensor>{index_select(c.inputs[0], c.ints[0], c.inputs[1])}; };
@@ -208,6 +209,7 @@ std::vector<Case> mask_cases(DType d, Rng& rng, bool with_source) {
   add({33, 17}, 0, "random");
   add({5000}, 0, "random, several tiles");
   add({100003}, 0, "random, large");
+  add({2100007}, 0, "random, more than 1024 tiles (two scan levels)");
   add({2049}, 1, "all true");
   add({2049}, 2, "all false");
   add({}, 1, "rank 0 true");

@@ -50,6 +50,7 @@ FERRITE_CONFORMANCE([] {
     add({33, 17}, 0, 1);
     add({64, 128}, 1, 0);     // whole tiles: the 16-byte vector path
     add({300, 257}, 0, 1);    // partial tiles on both edges
+    add({256, 384}, 0, 1);    // whole tiles for every element size (1-byte tiles are 128 x 128)
     add({3, 64, 96}, 1, 2);   // batched tiles
     add({2, 3, 4, 5}, 1, 3);
     add({2, 3, 4, 5}, -1, -2);
