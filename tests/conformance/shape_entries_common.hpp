@@ -50,8 +50,8 @@ inline std::int64_t ravel(const std::vector<std::int64_t>& idx, const Shape& sha
   return flat;
 }
 
-/// `n` index values in [-size, size) of `dtype` (I32/I64): negatives and, for small sizes,
-/// duplicates come naturally. With bad != 0, one entry is replaced by an out-of-range value.
+/// Index values in [-size, size) of `dtype` (I32/I64), uniformly: negatives and, for small
+/// sizes, duplicates come naturally. (Out-of-range values are the error cases' business.)
 inline Tensor random_index(Shape shape, std::int64_t size, DType dtype, Rng& rng) {
   std::vector<std::int64_t> v(static_cast<std::size_t>(shape_numel(shape)));
   for (auto& x : v) x = size == 0 ? 0 : static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(2 * size)) - size;
@@ -74,8 +74,5 @@ void expect_untouched(const Tensor& dst, F&& call) {
     throw;
   }
 }
-
-/// A Case's tensors on `device`.
-inline Tensor on(const Tensor& t, Device d) { return t.to(d); }
 
 }  // namespace ferrite::conformance::shape_test
