@@ -1,0 +1,249 @@
+// Reading through an index: index_select (and embedding), gather, and the min/max of an
+// index tensor that lets the front end report a bad index. A bad index is never used as an
+// address: the element it would have read becomes zero (the front end then throws).
+#include <algorithm>
+#include <climits>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/shape/shape_device.cuh"
+#include "cuda/shape/shape_kernels.hpp"
+
+namespace ferrite::cuda::shape {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(std::int64_t work, std::int64_t per_block, std::int64_t cap = std::int64_t(1) << 30) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((work + per_block - 1) / per_block, 1, cap));
+}
+
+__global__ void init_range_kernel(long long* range) {
+  range[0] = LLONG_MAX;
+  range[1] = LLONG_MIN;
+}
+
+// One block over a small index, the pair written straight to `out` (the caller's pinned
+// host slot): no init kernel, no copy.
+template <class I>
+__global__ void __launch_bounds__(1024) small_minmax_kernel(const I* __restrict__ index, std::int64_t n, long long* out) {
+  long long lo = LLONG_MAX, hi = LLONG_MIN;
+  for (std::int64_t i = threadIdx.x; i < n; i += 1024) {
+    const long long v = index[i];
+    lo = min(lo, v);
+    hi = max(hi, v);
+  }
+  block_range(lo, hi);
+  if (threadIdx.x == 0) {
+    out[0] = lo;
+    out[1] = hi;
+  }
+}
+
+template <class I>
+__global__ void __launch_bounds__(kThreads) minmax_kernel(const I* __restrict__ index, std::int64_t n, long long* range) {
+  long long lo = LLONG_MAX, hi = LLONG_MIN;
+  for (std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; i < n; i += std::int64_t(gridDim.x) * kThreads) {
+    const long long v = index[i];
+    lo = min(lo, v);
+    hi = max(hi, v);
+  }
+  fold_range(lo, hi, range);
+}
+
+// out [outer, out_dim, inner] from x [outer, in_dim, inner], in units of B bytes; each
+// thread has kUnroll elements in flight.
+constexpr int kUnroll = 4;
+
+template <int B, class I>
+__global__ void __launch_bounds__(kThreads) index_select_kernel(const element_t<B>* __restrict__ x,
+                                                                const I* __restrict__ index,
+                                                                element_t<B>* __restrict__ out, std::int64_t n,
+                                                                FastDivmod inner_div, FastDivmod out_dim_div,
+                                                                std::int64_t inner, std::int64_t in_dim,
+                                                                std::int64_t out_dim, bool fast) {
+  const std::int64_t step = std::int64_t(gridDim.x) * kThreads * kUnroll;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * kThreads * kUnroll + threadIdx.x; base < n; base += step) {
+    std::int64_t from[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t i = base + u * kThreads;
+      from[u] = -1;
+      if (i >= n) continue;
+      std::int64_t c, j, o;
+      if (fast) {
+        const std::uint32_t q = inner_div.div(static_cast<std::uint32_t>(i));
+        c = static_cast<std::uint32_t>(i) - q * inner_div.divisor;
+        const std::uint32_t oq = out_dim_div.div(q);
+        o = oq;
+        j = q - oq * out_dim_div.divisor;
+      } else {
+        c = i % inner;
+        const std::int64_t q = i / inner;
+        j = q % out_dim;
+        o = q / out_dim;
+      }
+      std::int64_t v = index[j];
+      if (v < 0) v += in_dim;
+      if (v >= 0 && v < in_dim) from[u] = (o * in_dim + v) * inner + c;
+    }
+    element_t<B> values[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) values[u] = from[u] >= 0 ? x[from[u]] : element_t<B>{};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + u * kThreads < n) out[base + u * kThreads] = values[u];
+  }
+}
+
+struct GatherPlan {
+  int rank, dim;
+  bool fast;
+  std::int64_t n, dim_size, dim_stride;
+  FastDivmod div[kMaxIndexDims];
+  std::int64_t sizes[kMaxIndexDims];
+  std::int64_t strides[kMaxIndexDims];  // x strides, 0 at dim
+};
+
+template <int B, class I>
+__global__ void __launch_bounds__(kThreads) gather_kernel(const element_t<B>* __restrict__ x,
+                                                          const I* __restrict__ index, element_t<B>* __restrict__ out,
+                                                          const GatherPlan p, long long* range) {
+  long long lo = LLONG_MAX, hi = LLONG_MIN;
+  for (std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; i < p.n; i += std::int64_t(gridDim.x) * kThreads) {
+    std::int64_t at = 0;
+    if (p.fast) {
+      std::uint32_t rest = static_cast<std::uint32_t>(i);
+      for (int k = p.rank - 1; k >= 0; --k) {
+        const std::uint32_t q = p.div[k].div(rest);
+        at += static_cast<std::int64_t>(rest - q * p.div[k].divisor) * p.strides[k];
+        rest = q;
+      }
+    } else {
+      std::int64_t rest = i;
+      for (int k = p.rank - 1; k >= 0; --k) {
+        at += (rest % p.sizes[k]) * p.strides[k];
+        rest /= p.sizes[k];
+      }
+    }
+    const long long raw = index[i];
+    lo = min(lo, raw);
+    hi = max(hi, raw);
+    const std::int64_t v = raw < 0 ? raw + p.dim_size : raw;
+    out[i] = v >= 0 && v < p.dim_size ? x[at + v * p.dim_stride] : element_t<B>{};
+  }
+  fold_range(lo, hi, range);
+}
+
+template <int B, class I>
+void launch_index_select(const void* x, const I* index, void* out, std::int64_t outer, std::int64_t in_dim,
+                         std::int64_t out_dim, std::int64_t inner, cudaStream_t stream) {
+  const std::int64_t n = outer * out_dim * inner;
+  const bool fast = n < (std::int64_t(1) << 31);
+  const FastDivmod inner_div(fast ? static_cast<std::uint32_t>(inner) : 1);
+  const FastDivmod out_dim_div(fast ? static_cast<std::uint32_t>(out_dim) : 1);
+  index_select_kernel<B, I><<<blocks_for(n, kThreads * 4), kThreads, 0, stream>>>(
+      static_cast<const element_t<B>*>(x), index, static_cast<element_t<B>*>(out), n, inner_div, out_dim_div, inner,
+      in_dim, out_dim, fast);
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+template <class I>
+void select_by_width(int elem_bytes, const void* x, const I* index, void* out, std::int64_t outer, std::int64_t in_dim,
+                     std::int64_t out_dim, std::int64_t inner, cudaStream_t stream) {
+  // Rows of inner elements move as the widest unit that divides them and keeps alignment.
+  const std::int64_t row_bytes = inner * elem_bytes;
+  int width = elem_bytes;
+  for (int w = 16; w > elem_bytes; w /= 2)
+    if (row_bytes % w == 0 && reinterpret_cast<std::uintptr_t>(x) % w == 0 &&
+        reinterpret_cast<std::uintptr_t>(out) % w == 0) {
+      width = w;
+      break;
+    }
+  const std::int64_t units = row_bytes / width;
+  switch (width) {
+    case 1: return launch_index_select<1, I>(x, index, out, outer, in_dim, out_dim, units, stream);
+    case 2: return launch_index_select<2, I>(x, index, out, outer, in_dim, out_dim, units, stream);
+    case 4: return launch_index_select<4, I>(x, index, out, outer, in_dim, out_dim, units, stream);
+    case 8: return launch_index_select<8, I>(x, index, out, outer, in_dim, out_dim, units, stream);
+    default: return launch_index_select<16, I>(x, index, out, outer, in_dim, out_dim, units, stream);
+  }
+}
+
+template <int B, class I>
+void launch_gather(const void* x, const I* index, void* out, const GatherPlan& p, long long* range, cudaStream_t stream) {
+  // At most a few thousand blocks: each folds its index range with one pair of atomics.
+  gather_kernel<B, I><<<blocks_for(p.n, kThreads * 4, 8192), kThreads, 0, stream>>>(
+      static_cast<const element_t<B>*>(x), index, static_cast<element_t<B>*>(out), p, range);
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+template <class I>
+void gather_by_size(int elem_bytes, const void* x, const I* index, void* out, const GatherPlan& p, long long* range,
+                    cudaStream_t stream) {
+  switch (elem_bytes) {
+    case 1: return launch_gather<1, I>(x, index, out, p, range, stream);
+    case 2: return launch_gather<2, I>(x, index, out, p, range, stream);
+    case 4: return launch_gather<4, I>(x, index, out, p, range, stream);
+    case 8: return launch_gather<8, I>(x, index, out, p, range, stream);
+    default: return launch_gather<16, I>(x, index, out, p, range, stream);
+  }
+}
+
+}  // namespace
+
+void init_range(long long* range, cudaStream_t stream) {
+  init_range_kernel<<<1, 1, 0, stream>>>(range);
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+void index_minmax(const Buffer& index, long long* range, cudaStream_t stream) {
+  const std::int64_t n = index.numel();
+  if (n <= kSmallIndexRange) {
+    if (index.dtype() == DType::I32)
+      small_minmax_kernel<std::int32_t><<<1, 1024, 0, stream>>>(index.data_as<std::int32_t>(), n, range);
+    else
+      small_minmax_kernel<std::int64_t><<<1, 1024, 0, stream>>>(index.data_as<std::int64_t>(), n, range);
+    FERRITE_CUDA_CHECK_LAUNCH();
+    return;
+  }
+  init_range(range, stream);
+  const unsigned blocks = blocks_for(n, kThreads * 8, 1024);
+  if (index.dtype() == DType::I32)
+    minmax_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), n, range);
+  else
+    minmax_kernel<std::int64_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int64_t>(), n, range);
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+void index_select(int elem_bytes, const void* x, const Buffer& index, void* out, std::int64_t outer,
+                  std::int64_t in_dim, std::int64_t out_dim, std::int64_t inner, cudaStream_t stream) {
+  if (outer * out_dim * inner == 0) return;
+  if (index.dtype() == DType::I32)
+    select_by_width(elem_bytes, x, index.data_as<std::int32_t>(), out, outer, in_dim, out_dim, inner, stream);
+  else
+    select_by_width(elem_bytes, x, index.data_as<std::int64_t>(), out, outer, in_dim, out_dim, inner, stream);
+}
+
+void gather(int elem_bytes, const void* x, const Buffer& index, void* out, const IndexLayout& l, long long* range,
+            cudaStream_t stream) {
+  GatherPlan p{};
+  p.rank = l.rank;
+  p.dim = l.dim;
+  p.dim_size = l.dim_size;
+  p.dim_stride = l.data_strides[l.dim];
+  p.n = 1;
+  for (int k = 0; k < l.rank; ++k) p.n *= l.sizes[k];
+  if (p.n == 0) return;
+  p.fast = p.n < (std::int64_t(1) << 31);
+  for (int k = 0; k < l.rank; ++k) {
+    p.sizes[k] = l.sizes[k];
+    p.strides[k] = k == l.dim ? 0 : l.data_strides[k];
+    if (p.fast) p.div[k] = FastDivmod(static_cast<std::uint32_t>(l.sizes[k]));
+  }
+  if (index.dtype() == DType::I32)
+    gather_by_size(elem_bytes, x, index.data_as<std::int32_t>(), out, p, range, stream);
+  else
+    gather_by_size(elem_bytes, x, index.data_as<std::int64_t>(), out, p, range, stream);
+}
+
+}  // namespace ferrite::cuda::shape

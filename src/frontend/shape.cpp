@@ -1,0 +1,340 @@
+// Front end of the shape ops: every op becomes one or more copy_view calls (a strided read
+// into a strided write), validated here.
+#include <algorithm>
+#include <numeric>
+
+#include "ferrite/backend.hpp"
+#include "ferrite/shape.hpp"
+#include "frontend/checks.hpp"
+#include "frontend/shape_helpers.hpp"
+
+namespace ferrite {
+namespace {
+
+using frontend::contiguous_strides;
+using frontend::contiguous_view;
+using frontend::ints_str;
+using frontend::wrap_dim;
+
+const char* name_of(Op op) { return op_name(op).data(); }
+
+void check_one(Op op, const Tensor& x) {
+  frontend::check_defined(name_of(op), {&x});
+  frontend::check_supported(op, x.dtype(), x.device());
+}
+
+void run_copy(const Tensor& src, const StridedView& src_view, const Tensor& dst, const StridedView& dst_view) {
+  std::int64_t n = 1;
+  for (int k = 0; k < src_view.rank; ++k) n *= src_view.sizes[k];
+  if (n == 0) return;
+  frontend::shape_ops_of(dst.device()).copy_view(src.buffer(), src_view, dst.buffer(), dst_view);
+}
+
+// The lowest and highest element a view addresses (the view is not empty).
+std::pair<__int128, __int128> view_extent(const Shape& shape, const std::vector<std::int64_t>& strides,
+                                          std::int64_t offset) {
+  __int128 lo = offset, hi = offset;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    const __int128 span = static_cast<__int128>(shape[k] - 1) * strides[k];
+    (span < 0 ? lo : hi) += span;
+  }
+  return {lo, hi};
+}
+
+StridedView make_view(const char* op, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset,
+                      const Tensor& storage) {
+  FERRITE_CHECK(shape.size() <= static_cast<std::size_t>(kMaxViewDims), InvalidArgument, op, ": view shape ",
+                shape_str(shape), " has more than ", kMaxViewDims, " dims");
+  FERRITE_CHECK(strides.size() == shape.size(), InvalidArgument, op, ": view shape ", shape_str(shape), " has ",
+                shape.size(), " dims but strides ", ints_str(strides), " has ", strides.size());
+  const std::int64_t n = shape_numel(shape);
+  if (n > 0) {
+    const auto [lo, hi] = view_extent(shape, strides, offset);
+    FERRITE_CHECK(lo >= 0 && hi < storage.numel(), IndexOutOfRange, op, ": the view (shape ", shape_str(shape),
+                  ", strides ", ints_str(strides), ", offset ", offset, ") addresses elements ",
+                  static_cast<long long>(lo), "..", static_cast<long long>(hi), ", outside the ", storage.numel(),
+                  " elements of ", storage.description());
+  }
+  StridedView v;
+  v.rank = static_cast<int>(shape.size());
+  v.offset = offset;
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    v.sizes[k] = shape[k];
+    v.strides[k] = strides[k];
+  }
+  return v;
+}
+
+// A sufficient condition for a view to address every element at most once: with the dims
+// (of size > 1) sorted by |stride|, each stride exceeds the span of all smaller ones.
+// Conservative: a few exotic interleaved views that never overlap are refused too.
+bool view_is_one_to_one(const Shape& shape, const std::vector<std::int64_t>& strides) {
+  std::vector<std::pair<__int128, __int128>> dims;  // |stride|, size
+  for (std::size_t k = 0; k < shape.size(); ++k)
+    if (shape[k] > 1) dims.push_back({strides[k] < 0 ? -static_cast<__int128>(strides[k]) : strides[k], shape[k]});
+  std::sort(dims.begin(), dims.end());
+  __int128 span = 0;  // highest offset reachable by the dims so far
+  for (const auto& [stride, size] : dims) {
+    if (stride <= span) return false;
+    span += stride * (size - 1);
+  }
+  return true;
+}
+
+// A copy of src that does not share dst's storage, so an in-place op never reads what it
+// has already overwritten.
+Tensor unaliased(const Tensor& src, const Tensor& dst) {
+  return src.buffer().storage() == dst.buffer().storage() ? src.clone() : src;
+}
+
+Tensor permute_impl(const Tensor& x, const std::vector<std::int64_t>& dims) {
+  const std::int64_t rank = x.dim();
+  const auto strides = contiguous_strides(x.shape());
+  Shape out_shape(static_cast<std::size_t>(rank));
+  StridedView src;
+  src.rank = static_cast<int>(rank);
+  for (std::int64_t k = 0; k < rank; ++k) {
+    out_shape[k] = x.shape()[dims[k]];
+    src.sizes[k] = out_shape[k];
+    src.strides[k] = strides[dims[k]];
+  }
+  Tensor out = frontend::allocate(out_shape, x.dtype(), x.device());
+  run_copy(x, src, out, contiguous_view(out_shape));
+  return out;
+}
+
+}  // namespace
+
+Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1) {
+  check_one(Op::Transpose, x);
+  const char* op = name_of(Op::Transpose);
+  const std::int64_t a = wrap_dim(op, d0, x.dim(), x), b = wrap_dim(op, d1, x.dim(), x);
+  if (x.dim() == 0) return x.clone();
+  std::vector<std::int64_t> dims(static_cast<std::size_t>(x.dim()));
+  std::iota(dims.begin(), dims.end(), 0);
+  std::swap(dims[a], dims[b]);
+  return permute_impl(x, dims);
+}
+
+Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
+  check_one(Op::Permute, x);
+  const char* op = name_of(Op::Permute);
+  const std::int64_t rank = x.dim();
+  FERRITE_CHECK(rank <= 8, InvalidArgument, op, ": rank ", rank, " of ", x.description(), " is above 8");
+  FERRITE_CHECK(static_cast<std::int64_t>(dims.size()) == rank, InvalidArgument, op, ": dims ", ints_str(dims),
+                " is not a permutation of the ", rank, " dims of ", x.description());
+  std::vector<std::int64_t> wrapped(dims.size());
+  std::vector<bool> seen(dims.size(), false);
+  for (std::size_t k = 0; k < dims.size(); ++k) {
+    wrapped[k] = wrap_dim(op, dims[k], rank, x);
+    FERRITE_CHECK(!seen[wrapped[k]], InvalidArgument, op, ": dims ", ints_str(dims), " is not a permutation of the ",
+                  rank, " dims of ", x.description(), " (dim ", wrapped[k], " repeats)");
+    seen[wrapped[k]] = true;
+  }
+  if (rank == 0) return x.clone();
+  return permute_impl(x, wrapped);
+}
+
+Tensor strided_copy(const Tensor& x, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset) {
+  check_one(Op::StridedCopy, x);
+  const char* op = name_of(Op::StridedCopy);
+  shape_numel(shape);  // rejects negative sizes
+  const StridedView src = make_view(op, shape, strides, offset, x);
+  Tensor out = frontend::allocate(shape, x.dtype(), x.device());
+  run_copy(x, src, out, contiguous_view(shape));
+  return out;
+}
+
+void strided_scatter(const Tensor& dst, const Tensor& src, const Shape& shape, const std::vector<std::int64_t>& strides,
+                     std::int64_t offset) {
+  const char* op = name_of(Op::StridedScatter);
+  frontend::check_defined(op, {&dst, &src});
+  frontend::check_same_device(op, {&dst, &src});
+  frontend::check_same_dtype(op, {&dst, &src});
+  frontend::check_supported(Op::StridedScatter, dst.dtype(), dst.device());
+  const std::int64_t n = shape_numel(shape);
+  FERRITE_CHECK(src.numel() == n, ShapeMismatch, op, ": src ", src.description(), " has ", src.numel(),
+                " elements but the view shape ", shape_str(shape), " has ", n);
+  const StridedView dst_view = make_view(op, shape, strides, offset, dst);
+  FERRITE_CHECK(view_is_one_to_one(shape, strides), InvalidArgument, op, ": the view (shape ", shape_str(shape),
+                ", strides ", ints_str(strides), ") may address an element of ", dst.description(),
+                " more than once; the order of such writes would be undefined");
+  run_copy(unaliased(src, dst), contiguous_view(shape), dst, dst_view);
+}
+
+Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
+  const char* op = name_of(Op::Cat);
+  FERRITE_CHECK(!tensors.empty(), InvalidArgument, op, ": no tensors to concatenate");
+  const Tensor& first = tensors[0];
+  for (const Tensor& t : tensors) {
+    frontend::check_defined(op, {&t});
+    frontend::check_same_device(op, {&first, &t});
+    frontend::check_same_dtype(op, {&first, &t});
+  }
+  frontend::check_supported(Op::Cat, first.dtype(), first.device());
+  FERRITE_CHECK(first.dim() > 0, InvalidArgument, op, ": a rank-0 tensor ", first.description(),
+                " cannot be concatenated (it has no dim to join along)");
+  const std::int64_t d = wrap_dim(op, dim, first.dim(), first);
+  Shape out_shape = first.shape();
+  out_shape[d] = 0;
+  for (std::size_t i = 0; i < tensors.size(); ++i) {
+    const Tensor& t = tensors[i];
+    bool fits = t.dim() == first.dim();
+    for (std::int64_t k = 0; fits && k < t.dim(); ++k) fits = k == d || t.shape()[k] == first.shape()[k];
+    FERRITE_CHECK(fits, ShapeMismatch, op, ": tensor ", i, " is ", t.description(), " but tensor 0 is ",
+                  first.description(), "; all dims except dim ", d, " must match");
+    out_shape[d] += t.shape()[d];
+  }
+  Tensor out = frontend::allocate(out_shape, first.dtype(), first.device());
+  const auto out_strides = contiguous_strides(out_shape);
+  std::int64_t at = 0;
+  for (const Tensor& t : tensors) {
+    StridedView dst = contiguous_view(t.shape());
+    for (int k = 0; k < dst.rank; ++k) dst.strides[k] = out_strides[k];
+    dst.offset = at * out_strides[d];
+    run_copy(t, contiguous_view(t.shape()), out, dst);
+    at += t.shape()[d];
+  }
+  return out;
+}
+
+namespace {
+std::vector<Tensor> split_impl(const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t d) {
+  const auto strides = contiguous_strides(x.shape());
+  std::vector<Tensor> pieces;
+  std::int64_t at = 0;
+  for (std::int64_t size : sizes) {
+    Shape shape = x.shape();
+    shape[d] = size;
+    StridedView src = contiguous_view(shape);
+    for (int k = 0; k < src.rank; ++k) src.strides[k] = strides[k];
+    src.offset = at * strides[d];
+    Tensor piece = frontend::allocate(shape, x.dtype(), x.device());
+    run_copy(x, src, piece, contiguous_view(shape));
+    pieces.push_back(std::move(piece));
+    at += size;
+  }
+  return pieces;
+}
+}  // namespace
+
+std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t dim) {
+  check_one(Op::Split, x);
+  const char* op = name_of(Op::Split);
+  FERRITE_CHECK(x.dim() > 0, InvalidArgument, op, ": a rank-0 tensor ", x.description(), " cannot be split");
+  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  std::int64_t total = 0;
+  for (std::int64_t s : sizes) {
+    FERRITE_CHECK(s >= 0, InvalidArgument, op, ": sizes ", ints_str(sizes), " has a negative size");
+    total += s;
+  }
+  FERRITE_CHECK(total == x.shape()[d], ShapeMismatch, op, ": sizes ", ints_str(sizes), " add up to ", total,
+                " but dim ", d, " of ", x.description(), " has ", x.shape()[d]);
+  return split_impl(x, sizes, d);
+}
+
+std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
+  check_one(Op::Chunk, x);
+  const char* op = name_of(Op::Chunk);
+  FERRITE_CHECK(n > 0, InvalidArgument, op, ": the number of chunks must be positive, got ", n);
+  FERRITE_CHECK(x.dim() > 0, InvalidArgument, op, ": a rank-0 tensor ", x.description(), " cannot be chunked");
+  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  const std::int64_t size = x.shape()[d];
+  const std::int64_t piece = (size + n - 1) / n;
+  std::vector<std::int64_t> sizes;
+  if (piece == 0) sizes.push_back(0);  // torch.chunk of an empty dim: one empty piece
+  for (std::int64_t at = 0; piece > 0 && at < size; at += piece) sizes.push_back(std::min(piece, size - at));
+  return split_impl(x, sizes, d);
+}
+
+Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
+  check_one(Op::Repeat, x);
+  const char* op = name_of(Op::Repeat);
+  FERRITE_CHECK(static_cast<std::int64_t>(reps.size()) >= x.dim(), InvalidArgument, op, ": reps ", ints_str(reps),
+                " has fewer entries than the ", x.dim(), " dims of ", x.description());
+  FERRITE_CHECK(2 * reps.size() <= static_cast<std::size_t>(kMaxViewDims), InvalidArgument, op, ": reps ",
+                ints_str(reps), " has more than ", kMaxViewDims / 2, " entries");
+  const std::size_t r = reps.size(), lead = r - static_cast<std::size_t>(x.dim());
+  Shape in_shape(lead, 1);
+  in_shape.insert(in_shape.end(), x.shape().begin(), x.shape().end());
+  const auto in_strides = contiguous_strides(in_shape);
+  Shape out_shape(r), tiled(2 * r);
+  StridedView src;
+  src.rank = static_cast<int>(2 * r);
+  for (std::size_t k = 0; k < r; ++k) {
+    FERRITE_CHECK(reps[k] >= 0, InvalidArgument, op, ": reps ", ints_str(reps), " has a negative entry");
+    out_shape[k] = in_shape[k] * reps[k];
+    // Dim k of the output is [reps[k], in_shape[k]]: the repeat index reads with stride 0.
+    tiled[2 * k] = src.sizes[2 * k] = reps[k];
+    tiled[2 * k + 1] = src.sizes[2 * k + 1] = in_shape[k];
+    src.strides[2 * k] = 0;
+    src.strides[2 * k + 1] = in_strides[k];
+  }
+  Tensor out = frontend::allocate(out_shape, x.dtype(), x.device());
+  run_copy(x, src, out, contiguous_view(tiled));
+  return out;
+}
+
+Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
+  check_one(Op::Roll, x);
+  const char* op = name_of(Op::Roll);
+  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  if (x.dim() == 0 || x.numel() == 0) return x.clone();
+  const std::int64_t n = x.shape()[d];
+  const std::int64_t s = ((shift % n) + n) % n;
+  Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
+  const auto strides = contiguous_strides(x.shape());
+  // Two block copies: x[.., 0:n-s, ..] -> out[.., s:n, ..] and x[.., n-s:n, ..] -> out[.., 0:s, ..].
+  auto piece = [&](std::int64_t from, std::int64_t to, std::int64_t len) {
+    StridedView src = contiguous_view(x.shape()), dst = contiguous_view(x.shape());
+    src.sizes[d] = dst.sizes[d] = len;
+    src.offset = from * strides[d];
+    dst.offset = to * strides[d];
+    run_copy(x, src, out, dst);
+  };
+  piece(0, s, n - s);
+  piece(n - s, 0, s);
+  return out;
+}
+
+void slice_write(const Tensor& cache, const Tensor& src, std::int64_t pos) {
+  const char* op = name_of(Op::SliceWrite);
+  frontend::check_defined(op, {&cache, &src});
+  frontend::check_same_device(op, {&cache, &src});
+  frontend::check_same_dtype(op, {&cache, &src});
+  frontend::check_supported(Op::SliceWrite, cache.dtype(), cache.device());
+  FERRITE_CHECK(cache.dim() >= 2, InvalidArgument, op, ": cache ", cache.description(),
+                " must be [batch, max_len, ...] (rank >= 2)");
+  Shape row_shape = cache.shape();
+  row_shape.erase(row_shape.begin() + 1);
+  FERRITE_CHECK(src.shape() == row_shape, ShapeMismatch, op, ": src is ", src.description(), ", expected shape ",
+                shape_str(row_shape), " for cache ", cache.description());
+  const std::int64_t max_len = cache.shape()[1];
+  FERRITE_CHECK(pos >= 0 && pos < max_len, IndexOutOfRange, op, ": position ", pos, " is outside [0, ", max_len,
+                ") of cache ", cache.description());
+  const auto strides = contiguous_strides(cache.shape());
+  StridedView dst = contiguous_view(row_shape);
+  for (int k = 0; k < dst.rank; ++k) dst.strides[k] = strides[k == 0 ? 0 : k + 1];
+  dst.offset = pos * strides[1];
+  run_copy(unaliased(src, cache), contiguous_view(row_shape), cache, dst);
+}
+
+Tensor slice_read(const Tensor& cache, std::int64_t len) {
+  check_one(Op::SliceRead, cache);
+  const char* op = name_of(Op::SliceRead);
+  FERRITE_CHECK(cache.dim() >= 2, InvalidArgument, op, ": cache ", cache.description(),
+                " must be [batch, max_len, ...] (rank >= 2)");
+  const std::int64_t max_len = cache.shape()[1];
+  FERRITE_CHECK(len >= 0 && len <= max_len, IndexOutOfRange, op, ": length ", len, " is outside [0, ", max_len,
+                "] of cache ", cache.description());
+  Shape out_shape = cache.shape();
+  out_shape[1] = len;
+  const auto strides = contiguous_strides(cache.shape());
+  StridedView src = contiguous_view(out_shape);
+  for (int k = 0; k < src.rank; ++k) src.strides[k] = strides[k];
+  Tensor out = frontend::allocate(out_shape, cache.dtype(), cache.device());
+  run_copy(cache, src, out, contiguous_view(out_shape));
+  return out;
+}
+
+}  // namespace ferrite
