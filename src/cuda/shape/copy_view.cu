@@ -89,6 +89,37 @@ struct TransposePlan {
   std::int64_t batch_dst[kMaxViewDims];
 };
 
+// A whole 64 x 64 tile of 4-byte elements with 16-byte accesses everywhere: each thread
+// loads a 4 x 4 block (four 16-byte rows), transposes it in registers and stores it as four
+// 16-byte rows into shared memory; then each thread copies four 16-byte rows of the
+// transposed tile out. Shared memory holds 64 rows of 16 vectors; vector column c of row r
+// lives at column c ^ (r / 4), so the eight threads of each 16-byte shared-memory phase hit
+// eight different bank groups both when storing and when loading (no conflicts, no padding).
+// (The scalar path below moves one element per shared-memory access and peaks near 2.8 TB/s.)
+__device__ __forceinline__ void transpose_full_tile_4byte(const element_t<4>* __restrict__ src,
+                                                          element_t<4>* __restrict__ dst, std::int64_t a0,
+                                                          std::int64_t b0, std::int64_t src_b, std::int64_t dst_a,
+                                                          uint4* tile) {
+  static_assert(kThreads == 256, "one 4 x 4 block per thread covers a 64 x 64 tile");
+  const int c = threadIdx.x % 16;  // 4-element block along a (the source's contiguous dim)
+  const int r = threadIdx.x / 16;  // 4-element block along b (the destination's contiguous dim)
+  uint4 in[4];
+#pragma unroll
+  for (int i = 0; i < 4; ++i)
+    in[i] = *reinterpret_cast<const uint4*>(src + (b0 + 4 * r + i) * src_b + a0 + 4 * c);
+  // Destination row 4c + j (along a) holds source column 4c + j of the block's four rows.
+  const unsigned(*w)[4] = reinterpret_cast<const unsigned(*)[4]>(in);
+#pragma unroll
+  for (int j = 0; j < 4; ++j) tile[(4 * c + j) * 16 + (r ^ c)] = make_uint4(w[0][j], w[1][j], w[2][j], w[3][j]);
+  __syncthreads();
+#pragma unroll
+  for (int k = 0; k < 4; ++k) {
+    const int row = threadIdx.x / 16 + 16 * k, column = threadIdx.x % 16;
+    *reinterpret_cast<uint4*>(dst + (a0 + row) * dst_a + b0 + 4 * column) = tile[row * 16 + (column ^ (row / 4))];
+  }
+  __syncthreads();
+}
+
 template <int E>
 __global__ void __launch_bounds__(kThreads) tiled_transpose_kernel(const element_t<E>* __restrict__ src,
                                                                    element_t<E>* __restrict__ dst,
@@ -100,7 +131,7 @@ __global__ void __launch_bounds__(kThreads) tiled_transpose_kernel(const element
     uint4 bits;
     T e[V];
   };
-  __shared__ T tile[N][N + 1];  // +1: a column walk crosses banks
+  __shared__ __align__(16) T tile[N][N + 1];  // +1: a column walk crosses banks
   const int col = threadIdx.x % kPerRow, row0 = threadIdx.x / kPerRow;
   // Grid: x over tiles along b, y over tiles along a, z over the batch (each strided when the
   // extent passes the grid's limits). Only batch dims cost a division, once per tile.
@@ -116,6 +147,13 @@ __global__ void __launch_bounds__(kThreads) tiled_transpose_kernel(const element
     }
     const std::int64_t a0 = ta * N, b0 = tb * N;
     const bool full = p.vector_ok && a0 + N <= p.A && b0 + N <= p.B;
+    if constexpr (E == 4) {
+      if (full) {
+        transpose_full_tile_4byte(src + s_base, dst + d_base, a0, b0, p.src_b, p.dst_a,
+                                  reinterpret_cast<uint4*>(&tile[0][0]));
+        continue;
+      }
+    }
     // Read: N rows along b, each N elements contiguous along a. Whole tiles issue all their
     // vector loads before the first shared-memory store (kPasses loads in flight per thread).
     if (full) {

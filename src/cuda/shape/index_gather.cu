@@ -104,32 +104,53 @@ struct GatherPlan {
   std::int64_t strides[kMaxIndexDims];  // x strides, 0 at dim
 };
 
+// Each thread keeps kUnroll elements in flight: all index loads first, then all reads
+// through them, so a thread waits on one round trip per kUnroll elements, not two per one.
 template <int B, class I>
 __global__ void __launch_bounds__(kThreads) gather_kernel(const element_t<B>* __restrict__ x,
                                                           const I* __restrict__ index, element_t<B>* __restrict__ out,
                                                           const GatherPlan p, long long* range) {
   long long lo = LLONG_MAX, hi = LLONG_MIN;
-  for (std::int64_t i = blockIdx.x * std::int64_t(kThreads) + threadIdx.x; i < p.n; i += std::int64_t(gridDim.x) * kThreads) {
-    std::int64_t at = 0;
-    if (p.fast) {
-      std::uint32_t rest = static_cast<std::uint32_t>(i);
-      for (int k = p.rank - 1; k >= 0; --k) {
-        const std::uint32_t q = p.div[k].div(rest);
-        at += static_cast<std::int64_t>(rest - q * p.div[k].divisor) * p.strides[k];
-        rest = q;
-      }
-    } else {
-      std::int64_t rest = i;
-      for (int k = p.rank - 1; k >= 0; --k) {
-        at += (rest % p.sizes[k]) * p.strides[k];
-        rest /= p.sizes[k];
-      }
+  const std::int64_t step = std::int64_t(gridDim.x) * kThreads * kUnroll;
+  for (std::int64_t base = std::int64_t(blockIdx.x) * kThreads * kUnroll + threadIdx.x; base < p.n; base += step) {
+    long long raw[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t i = base + u * kThreads;
+      raw[u] = i < p.n ? static_cast<long long>(index[i]) : 0;
     }
-    const long long raw = index[i];
-    lo = min(lo, raw);
-    hi = max(hi, raw);
-    const std::int64_t v = raw < 0 ? raw + p.dim_size : raw;
-    out[i] = v >= 0 && v < p.dim_size ? x[at + v * p.dim_stride] : element_t<B>{};
+    std::int64_t from[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t i = base + u * kThreads;
+      from[u] = -1;
+      if (i >= p.n) continue;
+      std::int64_t at = 0;
+      if (p.fast) {
+        std::uint32_t rest = static_cast<std::uint32_t>(i);
+        for (int k = p.rank - 1; k >= 0; --k) {
+          const std::uint32_t q = p.div[k].div(rest);
+          at += static_cast<std::int64_t>(rest - q * p.div[k].divisor) * p.strides[k];
+          rest = q;
+        }
+      } else {
+        std::int64_t rest = i;
+        for (int k = p.rank - 1; k >= 0; --k) {
+          at += (rest % p.sizes[k]) * p.strides[k];
+          rest /= p.sizes[k];
+        }
+      }
+      lo = min(lo, raw[u]);
+      hi = max(hi, raw[u]);
+      const std::int64_t v = raw[u] < 0 ? raw[u] + p.dim_size : raw[u];
+      if (v >= 0 && v < p.dim_size) from[u] = at + v * p.dim_stride;
+    }
+    element_t<B> values[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) values[u] = from[u] >= 0 ? x[from[u]] : element_t<B>{};
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + u * kThreads < p.n) out[base + u * kThreads] = values[u];
   }
   fold_range(lo, hi, range);
 }
