@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cmath>
+#include <type_traits>
 
 #include "ferrite/half.hpp"
 
@@ -34,6 +35,7 @@ FERRITE_MATH_UNARY(log, logf, log)
 FERRITE_MATH_UNARY(log1p, log1pf, log1p)
 FERRITE_MATH_UNARY(sqrt, sqrtf, sqrt)
 FERRITE_MATH_UNARY(tanh, tanhf, tanh)
+FERRITE_MATH_UNARY(erf, erff, erf)
 FERRITE_MATH_UNARY(erfc, erfcf, erfc)
 FERRITE_MATH_BINARY(pow, powf, pow)
 

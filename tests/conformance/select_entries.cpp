@@ -185,8 +185,11 @@ Entry has_inf_nan_entry() {
       }
     return cases;
   };
-  // The host bool as a rank-0 Bool tensor, so the registry can compare it.
-  e.run = [](const std::vector<Tensor>& in) { return from_vector(std::vector<bool>{has_inf_nan(in[0])}, {}); };
+  // The host bool as a rank-0 Bool tensor on the input's device, so the registry can
+  // compare it like any other output.
+  e.run = [](const std::vector<Tensor>& in) {
+    return from_vector(std::vector<bool>{has_inf_nan(in[0])}, {}).to(in[0].device());
+  };
   e.reference = [](const std::vector<Tensor>& in) {
     bool found = false;
     for (long double v : reference::values(in[0])) found = found || std::isnan(v) || std::isinf(v);
