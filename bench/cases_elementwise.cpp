@@ -23,6 +23,18 @@ void elementwise_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                    2.0 * 4 * rows * cols + 4.0 * cols, [=] { (void)add(*matrix, *row); }});
   cases.push_back({"cast_f32_to_bf16", n_text, 6 * nf, [=] { (void)x32->to(DType::BF16); }});
   cases.push_back({"relu_f32", n_text, 2 * 4 * nf, [=] { (void)relu(*x32); }});
+
+  // The rest of the family (issue #3): a transcendental unary op, maximum, where, gelu
+  // forward and backward, a comparison into Bool and a mixed-precision add.
+  auto cond = ctx.hold(lt(*x32, *y32));
+  cases.push_back({"exp_f32", n_text, 2 * 4 * nf, [=] { (void)exp(*x32); }});
+  cases.push_back({"exp_bf16", n_text, 2 * 2 * nf, [=] { (void)exp(*x16); }});
+  cases.push_back({"maximum_f32", n_text, 3 * 4 * nf, [=] { (void)maximum(*x32, *y32); }});
+  cases.push_back({"where_f32", n_text, (1 + 3 * 4) * nf, [=] { (void)where(*cond, *x32, *y32); }});
+  cases.push_back({"gelu_f32", n_text, 2 * 4 * nf, [=] { (void)gelu(*x32); }});
+  cases.push_back({"gelu_backward_f32", n_text, 3 * 4 * nf, [=] { (void)gelu_backward(*y32, *x32); }});
+  cases.push_back({"lt_f32_to_bool", n_text, (2 * 4 + 1) * nf, [=] { (void)lt(*x32, *y32); }});
+  cases.push_back({"add_bf16_to_f32", n_text, (2 * 2 + 4) * nf, [=] { (void)add(*x16, *y16, DType::F32); }});
 }
 
 FERRITE_BENCH_CASES("elementwise", elementwise_cases);

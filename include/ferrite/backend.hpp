@@ -40,7 +40,8 @@ struct ElementwiseLayout {
   bool contiguous = true;
 };
 
-/// Scalar parameters of a unary op (alpha for elu, bounds for clamp, ...).
+/// Scalar parameters of a unary op or its backward: the exponent of pow, the factor of
+/// scale, the bounds of clamp (alpha = min, beta = max; NaN = no bound), alpha of elu.
 struct UnaryParams {
   double alpha = 0;
   double beta = 0;
@@ -83,9 +84,23 @@ class Backend {
   // ---- op families ----
   /// Element-by-element conversion from x's dtype to out's dtype (same numel).
   virtual void cast(const Buffer& x, const Buffer& out) = 0;
+  /// out = op(x), same numel. out's dtype is x's, or F32 for an F16/BF16 x under relu and
+  /// sigmoid (mixed precision: computed in float, rounded once to F32).
   virtual void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) = 0;
+  /// Backward of an activation: out = grad * op'(x), where x is the forward input (the
+  /// forward output for sigmoid and tanh). grad, x and out have one dtype and numel.
+  virtual void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
+                              const UnaryParams& params) = 0;
+  /// Binary and compare ops. out's dtype is the operands' for arithmetic, Bool for
+  /// compare ops, or F32 for F16/BF16 operands of add/sub/mul/div (mixed precision).
   virtual void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out,
                       const ElementwiseLayout& layout) = 0;
+  /// out = cond ? x : y with a Bool cond; the layout's inputs are (cond, x, y). x, y and
+  /// out share one dtype; values are moved bit for bit.
+  virtual void where(const Buffer& cond, const Buffer& x, const Buffer& y, const Buffer& out,
+                     const ElementwiseLayout& layout) = 0;
+  /// Whether a floating x holds any Inf or NaN. Waits for the answer (one flag read back).
+  virtual bool has_inf_nan(const Buffer& x) = 0;
 
   // ---- the other op groups, one interface object each ----
   virtual ReductionOps& reductions() = 0;

@@ -21,6 +21,7 @@
 #include "ferrite/half.hpp"
 
 #if defined(__CUDACC__)
+#include <cuda_bf16.h>
 #include <cuda_fp16.h>
 #endif
 
@@ -112,6 +113,18 @@ FERRITE_HOST_DEVICE I saturating_truncate(F f) {
   return static_cast<I>(f);
 }
 
+FERRITE_HOST_DEVICE std::uint16_t float_to_bfloat16_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  // One cvt instruction instead of the integer rounding sequence: BF16 ops with real math
+  // (exp, sigmoid) are bound by instruction count, not memory, without it. Same rounding
+  // (nearest even); NaN takes the software path to keep its payload as on the CPU.
+  if (f != f) return bits::float_to_bfloat16(f);
+  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+#else
+  return bits::float_to_bfloat16(f);
+#endif
+}
+
 template <class To, class W>
 FERRITE_HOST_DEVICE To narrow(W w) {
   if constexpr (is_complex_v<W>) {
@@ -137,7 +150,7 @@ FERRITE_HOST_DEVICE To narrow(W w) {
     if constexpr (std::is_same_v<W, double> || std::is_same_v<W, std::int64_t>)
       return bfloat16_from_bits(bits::float_to_bfloat16(bits::double_to_float_round_odd(static_cast<double>(w))));
     else
-      return bfloat16_from_bits(bits::float_to_bfloat16(static_cast<float>(w)));
+      return bfloat16_from_bits(float_to_bfloat16_bits(static_cast<float>(w)));
   } else if constexpr (std::is_integral_v<To> && std::is_floating_point_v<W>) {
     return saturating_truncate<To>(w);
   } else {

@@ -32,7 +32,12 @@ class CpuBackend final : public Backend {
 
   void cast(const Buffer& x, const Buffer& out) override;
   void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) override;
+  void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
+                      const UnaryParams& params) override;
   void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override;
+  void where(const Buffer& cond, const Buffer& x, const Buffer& y, const Buffer& out,
+             const ElementwiseLayout& layout) override;
+  bool has_inf_nan(const Buffer& x) override;
 
   ReductionOps& reductions() override { return *reductions_; }
   ShapeOps& shape_ops() override { return *shape_ops_; }

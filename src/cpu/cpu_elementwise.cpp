@@ -1,7 +1,7 @@
-// CPU implementations of fill, arange, casts and the unary and binary ops.
+// CPU implementations of fill, arange, casts, the binary and compare ops and where.
 #include <cstring>
 
-#include "core/dtype_dispatch.hpp"
+#include "core/elementwise_dispatch.hpp"
 #include "core/elementwise_functors.hpp"
 #include "core/scalar_convert.hpp"
 #include "cpu/cpu_backend.hpp"
@@ -13,28 +13,13 @@ namespace {
 using detail::TypeTag;
 using detail::visit_dtype;
 
-template <class Fn>
-void run_unary_typed(Fn fn, const Buffer& x, const Buffer& out) {
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (detail::is_complex_v<T> || std::is_same_v<T, bool>) {
-      FERRITE_THROW(Unsupported, "cpu unary op on ", dtype_name(x.dtype()));
-    } else {
-      run_elementwise(ferrite::contiguous_layout(x.numel(), 1), out.data_as<T>(), fn, x.data_as<const T>());
-    }
-  });
-}
-
-template <class Fn>
-void run_binary_typed(Fn fn, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) {
-  visit_dtype(a.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (detail::is_complex_v<T> || std::is_same_v<T, bool>) {
-      FERRITE_THROW(Unsupported, "cpu binary op on ", dtype_name(a.dtype()));
-    } else {
-      run_elementwise(layout, out.data_as<T>(), fn, a.data_as<const T>(), b.data_as<const T>());
-    }
-  });
+// out has the operands' dtype, or F32 for F16/BF16 operands (mixed precision).
+template <class T, class Fn>
+void run_binary_to(Fn fn, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) {
+  if (out.dtype() == a.dtype())
+    run_elementwise(layout, out.data_as<T>(), fn, a.data_as<const T>(), b.data_as<const T>());
+  else
+    run_elementwise(layout, out.data_as<float>(), fn, a.data_as<const T>(), b.data_as<const T>());
 }
 
 }  // namespace
@@ -66,22 +51,59 @@ void CpuBackend::cast(const Buffer& x, const Buffer& out) {
   });
 }
 
-void CpuBackend::unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams&) {
-  switch (op) {
-    case Op::Neg: return run_unary_typed(detail::NegFn{}, x, out);
-    case Op::Relu: return run_unary_typed(detail::ReluFn{}, x, out);
-    default: FERRITE_THROW(Unsupported, "cpu: ", op_name(op), " is not a unary op");
+void CpuBackend::binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) {
+  if (detail::is_compare_op(op)) {
+    const detail::CompareFn fn{detail::compare_op_of(op)};
+    auto run = [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      run_elementwise(layout, out.data_as<bool>(), fn, a.data_as<const T>(), b.data_as<const T>());
+    };
+    if (a.dtype() == DType::Bool) return run(TypeTag<bool>{});
+    return detail::visit_real(a.dtype(), run);
   }
+  if (detail::is_integer_fn_op(op)) {
+    return detail::visit_integer_or_bool(a.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      run_elementwise(layout, out.data_as<T>(), detail::integer_fn_of(op, sizeof(T)), a.data_as<const T>(),
+                      b.data_as<const T>());
+    });
+  }
+  detail::visit_real(a.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    switch (op) {
+      case Op::Add: return run_binary_to<T>(detail::AddFn{}, a, b, out, layout);
+      case Op::Sub: return run_binary_to<T>(detail::SubFn{}, a, b, out, layout);
+      case Op::Mul: return run_binary_to<T>(detail::MulFn{}, a, b, out, layout);
+      case Op::Div: return run_binary_to<T>(detail::DivFn{}, a, b, out, layout);
+      case Op::Maximum: return run_binary_to<T>(detail::MinMaxFn{true}, a, b, out, layout);
+      case Op::Minimum: return run_binary_to<T>(detail::MinMaxFn{false}, a, b, out, layout);
+      default: FERRITE_THROW(Unsupported, "cpu: ", op_name(op), " is not a binary op");
+    }
+  });
 }
 
-void CpuBackend::binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) {
-  switch (op) {
-    case Op::Add: return run_binary_typed(detail::AddFn{}, a, b, out, layout);
-    case Op::Sub: return run_binary_typed(detail::SubFn{}, a, b, out, layout);
-    case Op::Mul: return run_binary_typed(detail::MulFn{}, a, b, out, layout);
-    case Op::Div: return run_binary_typed(detail::DivFn{}, a, b, out, layout);
-    default: FERRITE_THROW(Unsupported, "cpu: ", op_name(op), " is not a binary op");
-  }
+void CpuBackend::where(const Buffer& cond, const Buffer& x, const Buffer& y, const Buffer& out,
+                       const ElementwiseLayout& layout) {
+  detail::visit_element_size(dtype_size(out.dtype()), [&](auto tag) {
+    using U = typename decltype(tag)::type;
+    run_elementwise(layout, out.data_as<U>(), detail::WhereFn{}, cond.data_as<const bool>(), x.data_as<const U>(),
+                    y.data_as<const U>());
+  });
+}
+
+bool CpuBackend::has_inf_nan(const Buffer& x) {
+  return detail::visit_floating(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* data = x.data_as<const T>();
+    const std::int64_t n = x.numel();
+    bool found = false;
+#pragma omp parallel for reduction(|| : found) schedule(static) if (n >= kParallelThreshold)
+    for (std::int64_t i = 0; i < n; ++i) {
+      const auto w = detail::widen(data[i]);
+      found = found || (w - w != w - w);  // Inf - Inf and NaN - NaN are NaN; finite - itself is 0
+    }
+    return found;
+  });
 }
 
 }  // namespace ferrite::cpu

@@ -110,9 +110,42 @@ class CudaBackend final : public Backend {
     kernels::unary(op, x, out, params, stream_of(out));
   }
 
+  void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
+                      const UnaryParams& params) override {
+    DeviceGuard guard(out.device().index);
+    kernels::unary_backward(op, grad, x, out, params, stream_of(out));
+  }
+
   void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override {
     DeviceGuard guard(out.device().index);
     kernels::binary(op, a, b, out, layout, stream_of(out));
+  }
+
+  void where(const Buffer& cond, const Buffer& x, const Buffer& y, const Buffer& out,
+             const ElementwiseLayout& layout) override {
+    DeviceGuard guard(out.device().index);
+    kernels::where(cond, x, y, out, layout, stream_of(out));
+  }
+
+  // The one elementwise op that answers on the host: a flag in pool memory, zeroed, set by
+  // the kernel, read back (4 bytes) after the stream reaches it.
+  bool has_inf_nan(const Buffer& x) override {
+    DeviceContext& ctx = DeviceContext::get(x.device().index);
+    DeviceGuard guard(ctx.device());
+    const cudaStream_t stream = ctx.current_stream();
+    int* flag = static_cast<int*>(ctx.allocate(sizeof(int), stream));
+    int found = 0;
+    try {
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(flag, 0, sizeof(int), stream));
+      kernels::find_inf_nan(x, flag, stream);
+      FERRITE_CUDA_CHECK(cudaMemcpyAsync(&found, flag, sizeof(int), cudaMemcpyDeviceToHost, stream));
+      FERRITE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    } catch (...) {
+      ctx.release(flag, sizeof(int), stream);
+      throw;
+    }
+    ctx.release(flag, sizeof(int), stream);
+    return found != 0;
   }
 
  private:

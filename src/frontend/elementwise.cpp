@@ -1,14 +1,27 @@
-// Front end of the elementwise family: validate, allocate, hand a layout to the backend.
+// Front end of the binary elementwise ops (arithmetic, integer, logical, compare):
+// validate, allocate, hand a broadcast layout to the backend.
 #include "ferrite/elementwise.hpp"
 
 #include "core/elementwise_layout.hpp"
+#include "core/op_support.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/elementwise_common.hpp"
 
 namespace ferrite {
+namespace frontend {
+
+void check_out_dtype(Op op, DType in, DType out) {
+  FERRITE_CHECK(out == in || detail::mixed_precision_supported(op, in, out), Unsupported, name_of(op),
+                ": output dtype ", dtype_name(out), " for ", dtype_name(in),
+                " operands is not supported (mixed precision is F16/BF16 in, F32 out, for add, sub, mul, div, "
+                "relu and sigmoid)");
+}
+
+}  // namespace frontend
+
 namespace {
 
-// op_name() views a string literal, so its data() is NUL-terminated: no copy per call.
-const char* name_of(Op op) { return op_name(op).data(); }
+using frontend::name_of;
 
 Shape checked_binary_shape(Op op, const Tensor& a, const Tensor& b) {
   const char* name = name_of(op);
@@ -26,11 +39,14 @@ void run_binary(Op op, const Tensor& a, const Tensor& b, const Tensor& out) {
   backend(out.device()).binary(op, a.buffer(), b.buffer(), out.buffer(), layout);
 }
 
-Tensor binary(Op op, const Tensor& a, const Tensor& b) {
+/// `out_dtype`: the operands' dtype, Bool for comparisons, F32 for mixed precision.
+Tensor binary(Op op, const Tensor& a, const Tensor& b, std::optional<DType> out_dtype = {}) {
   const Shape shape = checked_binary_shape(op, a, b);
-  Tensor out = frontend::allocate(shape, a.dtype(), a.device());
-  run_binary(op, a, b, out);
-  return out;
+  const DType out = out_dtype ? *out_dtype : (op_family(op) == OpFamily::Compare ? DType::Bool : a.dtype());
+  if (op_family(op) != OpFamily::Compare) frontend::check_out_dtype(op, a.dtype(), out);
+  Tensor result = frontend::allocate(shape, out, a.device());
+  run_binary(op, a, b, result);
+  return result;
 }
 
 const Tensor& binary_out(Op op, const Tensor& a, const Tensor& b, const Tensor& out) {
@@ -47,28 +63,42 @@ const Tensor& binary_out(Op op, const Tensor& a, const Tensor& b, const Tensor& 
   return out;
 }
 
-Tensor unary(Op op, const Tensor& x, const UnaryParams& params = {}) {
-  const char* name = name_of(op);
-  frontend::check_defined(name, {&x});
-  frontend::check_supported(op, x.dtype(), x.device());
-  Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
-  if (out.numel() > 0) backend(x.device()).unary(op, x.buffer(), out.buffer(), params);
-  return out;
-}
-
 }  // namespace
 
 Tensor add(const Tensor& a, const Tensor& b) { return binary(Op::Add, a, b); }
 Tensor sub(const Tensor& a, const Tensor& b) { return binary(Op::Sub, a, b); }
 Tensor mul(const Tensor& a, const Tensor& b) { return binary(Op::Mul, a, b); }
 Tensor div(const Tensor& a, const Tensor& b) { return binary(Op::Div, a, b); }
+Tensor add(const Tensor& a, const Tensor& b, DType out) { return binary(Op::Add, a, b, out); }
+Tensor sub(const Tensor& a, const Tensor& b, DType out) { return binary(Op::Sub, a, b, out); }
+Tensor mul(const Tensor& a, const Tensor& b, DType out) { return binary(Op::Mul, a, b, out); }
+Tensor div(const Tensor& a, const Tensor& b, DType out) { return binary(Op::Div, a, b, out); }
 
 const Tensor& add_out(const Tensor& a, const Tensor& b, const Tensor& out) { return binary_out(Op::Add, a, b, out); }
 const Tensor& sub_out(const Tensor& a, const Tensor& b, const Tensor& out) { return binary_out(Op::Sub, a, b, out); }
 const Tensor& mul_out(const Tensor& a, const Tensor& b, const Tensor& out) { return binary_out(Op::Mul, a, b, out); }
 const Tensor& div_out(const Tensor& a, const Tensor& b, const Tensor& out) { return binary_out(Op::Div, a, b, out); }
 
-Tensor neg(const Tensor& x) { return unary(Op::Neg, x); }
-Tensor relu(const Tensor& x) { return unary(Op::Relu, x); }
+Tensor maximum(const Tensor& a, const Tensor& b) { return binary(Op::Maximum, a, b); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return binary(Op::Minimum, a, b); }
+
+Tensor floor_divide(const Tensor& a, const Tensor& b) { return binary(Op::FloorDivide, a, b); }
+Tensor remainder(const Tensor& a, const Tensor& b) { return binary(Op::Remainder, a, b); }
+Tensor bitwise_and(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseAnd, a, b); }
+Tensor bitwise_or(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseOr, a, b); }
+Tensor bitwise_xor(const Tensor& a, const Tensor& b) { return binary(Op::BitwiseXor, a, b); }
+Tensor shift_left(const Tensor& a, const Tensor& counts) { return binary(Op::ShiftLeft, a, counts); }
+Tensor shift_right(const Tensor& a, const Tensor& counts) { return binary(Op::ShiftRight, a, counts); }
+
+Tensor logical_and(const Tensor& a, const Tensor& b) { return binary(Op::LogicalAnd, a, b); }
+Tensor logical_or(const Tensor& a, const Tensor& b) { return binary(Op::LogicalOr, a, b); }
+Tensor logical_xor(const Tensor& a, const Tensor& b) { return binary(Op::LogicalXor, a, b); }
+
+Tensor eq(const Tensor& a, const Tensor& b) { return binary(Op::Eq, a, b); }
+Tensor ne(const Tensor& a, const Tensor& b) { return binary(Op::Ne, a, b); }
+Tensor lt(const Tensor& a, const Tensor& b) { return binary(Op::Lt, a, b); }
+Tensor le(const Tensor& a, const Tensor& b) { return binary(Op::Le, a, b); }
+Tensor gt(const Tensor& a, const Tensor& b) { return binary(Op::Gt, a, b); }
+Tensor ge(const Tensor& a, const Tensor& b) { return binary(Op::Ge, a, b); }
 
 }  // namespace ferrite

@@ -1,9 +1,11 @@
-// Conformance entries of the elementwise slice of the foundation: add, sub, mul, div (with
-// broadcasting), neg and relu, for every real numeric dtype.
+// Conformance entries of the arithmetic ops: add, sub, mul, div (with broadcasting), neg,
+// relu, maximum, minimum for every real numeric dtype, and the mixed-precision forms
+// (F16/BF16 in, F32 out) of add, sub, mul, div, relu and sigmoid.
 #include <cmath>
 #include <limits>
 
 #include "conformance/conformance.hpp"
+#include "conformance/elementwise_testing.hpp"
 #include "conformance/reference.hpp"
 
 namespace ferrite::conformance {
@@ -122,6 +124,101 @@ FERRITE_CONFORMANCE(unary_entry("neg", neg, [](DType d, long double x) {
   return is_integral(d) ? wrap(d, -static_cast<__int128>(x)) : -x;
 }));
 FERRITE_CONFORMANCE(unary_entry("relu", relu, [](DType, long double x) { return x < 0 ? 0.0L : x; }));
+
+// maximum / minimum: NaN wins; +0 beats -0 for maximum, -0 beats +0 for minimum.
+long double ref_minmax(bool is_max, long double a, long double b) {
+  if (std::isnan(a)) return a;
+  if (std::isnan(b)) return b;
+  if (a == 0 && b == 0) {
+    const bool neg = is_max ? (std::signbit(a) && std::signbit(b)) : (std::signbit(a) || std::signbit(b));
+    return neg ? -0.0L : 0.0L;
+  }
+  return is_max ? std::max(a, b) : std::min(a, b);
+}
+
+Entry minmax_entry(bool is_max) {
+  const std::string name = is_max ? "maximum" : "minimum";
+  Tensor (*fn)(const Tensor&, const Tensor&) = is_max ? maximum : minimum;
+  Entry e;
+  e.op = name;
+  e.dtypes = kArithmeticDTypes;
+  e.cases = [](DType dtype, Rng& rng) {
+    auto cases = elementwise::binary_cases(dtype, rng);
+    if (is_floating(dtype)) {  // signed zeros against each other, both orders
+      const Tensor z = from_vector(std::vector<double>{0.0, -0.0, 0.0, -0.0}, {4}).to(dtype);
+      const Tensor w = from_vector(std::vector<double>{-0.0, 0.0, 0.0, -0.0}, {4}).to(dtype);
+      cases.push_back({"signed zeros", {z, w}});
+    }
+    return cases;
+  };
+  e.run = [fn](const std::vector<Tensor>& in) { return fn(in[0], in[1]); };
+  e.reference = [is_max](const std::vector<Tensor>& in) {
+    return elementwise::binary_reference(in[0], in[1], [is_max](long double a, long double b) { return ref_minmax(is_max, a, b); },
+                                         in[0].dtype());
+  };
+  e.reference_tolerance = exact;  // picks one operand: no rounding at all
+  e.backend_tolerance = exact;
+  e.errors = [name, fn](DType d) { return elementwise::binary_errors(name, fn, d, DType::Bool); };
+  return e;
+}
+
+FERRITE_CONFORMANCE(minmax_entry(true));
+FERRITE_CONFORMANCE(minmax_entry(false));
+
+// ---- mixed precision: F16/BF16 operands, F32 result ----
+
+const std::vector<DType> kHalfDTypes = {DType::F16, DType::BF16};
+
+Entry mixed_binary_entry(const std::string& name, Tensor (*fn)(const Tensor&, const Tensor&, DType), ExactBinary ref) {
+  Entry e;
+  e.op = name + "_to_F32";
+  e.dtypes = kHalfDTypes;
+  e.cases = elementwise::binary_cases;
+  e.run = [fn](const std::vector<Tensor>& in) { return fn(in[0], in[1], DType::F32); };
+  e.reference = [ref](const std::vector<Tensor>& in) {
+    return elementwise::binary_reference(in[0], in[1], [ref](long double a, long double b) { return ref(DType::F32, a, b); },
+                                         DType::F32);
+  };
+  // One float operation on exact half values, rounded once: bit-exact against the exact
+  // result rounded to F32, and between the backends.
+  e.reference_tolerance = exact;
+  e.backend_tolerance = exact;
+  e.errors = [name, fn](DType d) {
+    return std::vector<ErrorCase>{
+        {"output F64", [=](Device dev) { fn(zeros({2}, d, dev), zeros({2}, d, dev), DType::F64); }, ErrorKind::Unsupported,
+         name + ": output dtype F64 for " + std::string(dtype_name(d)) + " operands is not supported"},
+        {"F32 operands to F16", [=](Device dev) { fn(zeros({2}, DType::F32, dev), zeros({2}, DType::F32, dev), DType::F16); },
+         ErrorKind::Unsupported, name + ": output dtype F16 for F32 operands"},
+    };
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(mixed_binary_entry("add", add, ref_add));
+FERRITE_CONFORMANCE(mixed_binary_entry("sub", sub, ref_sub));
+FERRITE_CONFORMANCE(mixed_binary_entry("mul", mul, ref_mul));
+FERRITE_CONFORMANCE(mixed_binary_entry("div", div, ref_div));
+
+Entry mixed_unary_entry(const std::string& name, Tensor (*fn)(const Tensor&, DType), long double (*ref)(long double),
+                        Tolerance tol) {
+  Entry e;
+  e.op = name + "_to_F32";
+  e.dtypes = kHalfDTypes;
+  e.cases = [](DType dtype, Rng& rng) { return elementwise::unary_cases(dtype, rng, -8, 8); };
+  e.run = [fn](const std::vector<Tensor>& in) { return fn(in[0], DType::F32); };
+  e.reference = [ref](const std::vector<Tensor>& in) { return elementwise::unary_reference(in[0], ref, DType::F32); };
+  e.reference_tolerance = [tol](DType) { return tol; };
+  e.backend_tolerance = [tol](DType) { return tol; };
+  e.errors = [name, fn](DType d) {
+    return std::vector<ErrorCase>{{"output I32", [=](Device dev) { fn(zeros({2}, d, dev), DType::I32); },
+                                   ErrorKind::Unsupported, name + ": output dtype I32 for " + std::string(dtype_name(d))}};
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(mixed_unary_entry("relu", relu, [](long double x) { return x < 0 ? 0.0L : x; }, Tolerance{}));
+FERRITE_CONFORMANCE(mixed_unary_entry("sigmoid", sigmoid, [](long double x) { return 1.0L / (1.0L + std::exp(-x)); },
+                                      default_tolerance(DType::F32)));
 
 }  // namespace
 }  // namespace ferrite::conformance

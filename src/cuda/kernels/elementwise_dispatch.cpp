@@ -1,4 +1,6 @@
-// Routes cast and binary requests to the translation unit that instantiates their dtypes.
+// Routes elementwise requests to the translation unit that instantiates their dtypes.
+#include "core/activation_functors.hpp"
+#include "core/elementwise_dispatch.hpp"
 #include "cuda/kernels/elementwise.cuh"
 
 namespace ferrite::cuda::kernels {
@@ -17,8 +19,37 @@ void cast(const Buffer& x, const Buffer& out, cudaStream_t stream) {
   }
 }
 
+void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream) {
+  if (out.dtype() != x.dtype()) return unary_mixed(op, x, out, stream);
+  switch (op) {
+    case Op::Neg:
+    case Op::Abs:
+    case Op::Relu:
+    case Op::BitwiseNot:
+    case Op::LogicalNot: return unary_basic(op, x, out, stream);
+    default: break;
+  }
+  const bool f64 = x.dtype() == DType::F64;
+  if (detail::is_activation(op))
+    return f64 ? activation_double(op, x, out, params, stream) : activation_single(op, x, out, params, stream);
+  return f64 ? unary_math_double(op, x, out, params, stream) : unary_math_single(op, x, out, params, stream);
+}
+
+void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                    cudaStream_t stream) {
+  if (x.dtype() == DType::F64) return activation_backward_double(op, grad, x, out, params, stream);
+  return activation_backward_single(op, grad, x, out, params, stream);
+}
+
 void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout,
             cudaStream_t stream) {
+  if (detail::is_compare_op(op)) {
+    if (is_floating(a.dtype())) return compare_floating(op, a, b, out, layout, stream);
+    return compare_integer(op, a, b, out, layout, stream);
+  }
+  if (detail::is_integer_fn_op(op)) return binary_integer_ops(op, a, b, out, layout, stream);
+  if (op == Op::Maximum || op == Op::Minimum) return binary_minmax(op, a, b, out, layout, stream);
+  if (out.dtype() != a.dtype()) return binary_mixed(op, a, b, out, layout, stream);
   if (is_floating(a.dtype())) return binary_floating(op, a, b, out, layout, stream);
   return binary_integer(op, a, b, out, layout, stream);
 }

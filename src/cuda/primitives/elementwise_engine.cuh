@@ -36,10 +36,15 @@ namespace ferrite::cuda::kernels {
 //   256 x 1            4376      4331       4223       4099             4202
 //   256 x 4            4310      4305       4032       4294             4092
 // One 16-byte vector per operand per thread is best, except for narrowing ops (cast to a
-// smaller type), whose 8-byte stores want a second vector in flight.
+// smaller type, compare -> Bool), whose 8- or 4-byte stores want a second vector in
+// flight. Widening ops (every input narrower than the output: BF16 + BF16 -> F32, casts
+// up) are the mirror image, with 8-byte loads, and get the same second vector. A narrow
+// operand beside full-width ones (where's Bool cond) does not count: the wide operands
+// already keep 16 bytes per thread in flight.
 inline constexpr int kBlockThreads = 128;
 template <class Out, class... In>
-inline constexpr int kDefaultUnroll = ((sizeof(Out) < sizeof(In)) || ...) ? 2 : 1;
+inline constexpr int kDefaultUnroll =
+    (((sizeof(Out) < sizeof(In)) || ...) || (sizeof...(In) > 0 && ((sizeof(In) < sizeof(Out)) && ...))) ? 2 : 1;
 
 template <class T, int N>
 struct alignas(sizeof(T) * N) Pack {

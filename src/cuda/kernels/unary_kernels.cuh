@@ -1,0 +1,31 @@
+// Shared by the unary and backward .cu files: run one functor over contiguous buffers.
+#pragma once
+
+#include "core/elementwise_dispatch.hpp"
+#include "core/elementwise_layout.hpp"
+#include "cuda/kernels/elementwise.cuh"
+#include "cuda/primitives/elementwise_engine.cuh"
+
+namespace ferrite::cuda::kernels {
+
+/// out[i] = fn(x[i]); Out is x's storage type unless given (mixed precision).
+template <class T, class Out = T, class Fn>
+void launch_unary(Fn fn, const Buffer& x, const Buffer& out, cudaStream_t stream) {
+  launch_elementwise<false>(fn, contiguous_layout(x.numel(), 1), out.data_as<Out>(), stream, x.data_as<const T>());
+}
+
+/// out[i] = fn(grad[i], x[i]).
+template <class T, class Fn>
+void launch_backward(Fn fn, const Buffer& grad, const Buffer& x, const Buffer& out, cudaStream_t stream) {
+  launch_elementwise<false>(fn, contiguous_layout(x.numel(), 2), out.data_as<T>(), stream, grad.data_as<const T>(),
+                            x.data_as<const T>());
+}
+
+/// out = fn(a, b) over a broadcast layout.
+template <class T, class Out = T, class Fn>
+void launch_binary(Fn fn, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout,
+                   cudaStream_t stream) {
+  launch_elementwise<true>(fn, layout, out.data_as<Out>(), stream, a.data_as<const T>(), b.data_as<const T>());
+}
+
+}  // namespace ferrite::cuda::kernels

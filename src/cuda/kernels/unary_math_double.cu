@@ -1,0 +1,18 @@
+// exp, log, sqrt, pow, scale, clamp for F64.
+#include "core/activation_functors.hpp"
+#include "cuda/kernels/unary_kernels.cuh"
+
+namespace ferrite::cuda::kernels {
+
+void unary_math_double(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream) {
+  auto run = [&](auto sample) {
+    using T = decltype(sample);
+    detail::with_math_functor(op, params, [&](auto fn) { launch_unary<T>(fn, x, out, stream); });
+  };
+  switch (x.dtype()) {
+    case DType::F64: return run(double{});
+    default: FERRITE_THROW(Unsupported, op_name(op), ": ", dtype_name(x.dtype()), " is not F64");
+  }
+}
+
+}  // namespace ferrite::cuda::kernels

@@ -1,0 +1,20 @@
+// exp, log, sqrt, pow, scale, clamp for F32, F16, BF16.
+#include "core/activation_functors.hpp"
+#include "cuda/kernels/unary_kernels.cuh"
+
+namespace ferrite::cuda::kernels {
+
+void unary_math_single(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream) {
+  auto run = [&](auto sample) {
+    using T = decltype(sample);
+    detail::with_math_functor(op, params, [&](auto fn) { launch_unary<T>(fn, x, out, stream); });
+  };
+  switch (x.dtype()) {
+    case DType::F32: return run(float{});
+    case DType::F16: return run(Half{});
+    case DType::BF16: return run(BFloat16{});
+    default: FERRITE_THROW(Unsupported, op_name(op), ": ", dtype_name(x.dtype()), " is not F32, F16, BF16");
+  }
+}
+
+}  // namespace ferrite::cuda::kernels
