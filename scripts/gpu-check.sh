@@ -31,27 +31,39 @@ note "build: $(( $(date +%s) - start )) s with $(nproc) cores"
 "$BUILD/ferrite" info 2>&1 | tee -a "$summary"
 
 # ---- tests ----
-ctest --test-dir "$BUILD" --output-on-failure >"$OUT/ctest.log" 2>&1 || status=1
-grep -E "tests passed|tests failed|Skipped|Failed|Not Run" "$OUT/ctest.log" | tee -a "$summary"
+# ctest runs every program once; -V keeps their own output, from which the counts come.
+ctest --test-dir "$BUILD" -V --output-on-failure >"$OUT/ctest.log" 2>&1 || status=1
+grep -E "tests passed|tests failed|\(Skipped\)|\(Failed\)|Not Run" "$OUT/ctest.log" | tee -a "$summary"
+grep -E "^[0-9]+: (conformance on|\[==========\] [0-9]+ tests? from .* ran|\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ tests?)" \
+  "$OUT/ctest.log" | tee -a "$summary"
+grep -E "^[0-9]+: \[  FAILED  \] [A-Za-z]" "$OUT/ctest.log" | sort -u | head -40 | tee -a "$summary"
 if grep -q "(Skipped)" "$OUT/ctest.log"; then note "ERROR: tests were skipped on a GPU machine"; status=1; fi
 gtest_filter=${TEST_FILTER:+--gtest_filter=$TEST_FILTER}
-for t in ferrite_conformance:--backend=cuda ferrite_cuda_tests: ferrite_unit_tests: ; do
-  bin=${t%%:*}; arg=${t#*:}
-  "$BUILD/tests/$bin" $arg $gtest_filter --gtest_brief=1 2>&1 | grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/$bin $arg: /" | tee -a "$summary"
-done
+if [ -n "${TEST_FILTER:-}" ]; then
+  "$BUILD/tests/ferrite_conformance" --backend=cuda $gtest_filter --gtest_brief=1 2>&1 |
+    grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/filtered conformance: /" | tee -a "$summary"
+fi
 
 # ---- compute-sanitizer ----
 if command -v compute-sanitizer >/dev/null; then
   # The out-of-memory test fails an allocation on purpose, which memcheck reports as an API
-  # error; every other CUDA test runs under it.
-  memcheck_runs=("ferrite_conformance --backend=cuda ${gtest_filter}" "ferrite_cuda_tests --gtest_filter=-*OutOfMemory*")
-  [ -n "${TEST_FILTER:-}" ] && memcheck_runs=("ferrite_conformance --backend=cuda ${gtest_filter}")
+  # error; every other CUDA test runs under it. The runs go side by side (they share the
+  # GPU without trouble; nothing else runs then).
+  memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}"
+                 "ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*")
+  [ -n "${TEST_FILTER:-}" ] && memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}")
+  pids=()
   for run in "${memcheck_runs[@]}"; do
-    log="$OUT/sanitizer-${run%% *}.log"
-    if compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/$run >"$log" 2>&1; then
+    timeout "${MEMCHECK_TIMEOUT_S:-420}" compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/$run \
+      >"$OUT/sanitizer-${run%% *}.log" 2>&1 &
+    pids+=($!)
+  done
+  for i in "${!memcheck_runs[@]}"; do
+    run=${memcheck_runs[$i]}; log="$OUT/sanitizer-${run%% *}.log"
+    if wait "${pids[$i]}"; then
       note "compute-sanitizer memcheck ($run): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
     else
-      note "compute-sanitizer memcheck ($run): FAILED: $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"; status=1
+      note "compute-sanitizer memcheck ($run): FAILED: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$log" | tail -3)"; status=1
       grep -m 20 -E "=========" "$log"
     fi
   done
