@@ -144,7 +144,7 @@ Entry reduce_entry(const std::string& name, const std::vector<DType>& dtypes, Re
     };
     if (name == "amin" || name == "amax") {
       errors.push_back({"empty input", [fn, d](Device dev) { fn(zeros({0}, d, dev), kAll, false); },
-                        ErrorKind::InvalidArgument, name + ": input [0] " + std::string(dtype_name(d)) + " cpu"});
+                        ErrorKind::InvalidArgument, name + ": input [0] " + std::string(dtype_name(d))});
       errors.push_back({"empty dim", [fn, d](Device dev) { fn(zeros({2, 0}, d, dev), 1, false); },
                         ErrorKind::InvalidArgument, "reducing an empty dim of input [2, 0]"});
     }
