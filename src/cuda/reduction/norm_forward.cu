@@ -3,6 +3,7 @@
 //   y = (x - mean) * rstd * weight + bias,  rstd = 1 / sqrt(mean((x - mean)^2) + eps).
 // The variance is taken around the mean of the row held in registers (two passes over
 // registers, not E[x^2] - E[x]^2), so it does not cancel catastrophically.
+#include <algorithm>
 #include <cmath>
 
 #include "core/dtype_dispatch.hpp"
@@ -25,50 +26,49 @@ struct NormArgs {
   A eps;
 };
 
+// Rows in registers. The blocks stay resident and take rows in turn (the same number of
+// turns for every block, since the turns synchronise the block), so weight and bias are
+// loaded once per thread instead of once per row.
 template <class T, int G, int N>
-__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, bool vec) {
+__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, std::int64_t turns, bool vec) {
   using A = acc_t<T>;
+  constexpr int kGroups = kRowThreads / G;
   __shared__ A smem[kRowThreads / 32];
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kRowThreads / G) + threadIdx.x / G;
   const int t = threadIdx.x % G;
-  const bool active = row < a.rows;
-  A v[N];
+  A w[N], b[N];
 #pragma unroll
-  for (int n = 0; n < N; ++n) v[n] = 0;
-  if (active) load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, v, A(0));
-  A mu = 0;
-  if (a.mean) {
-    A s = 0;
+  for (int n = 0; n < N; ++n) w[n] = 1, b[n] = 0;
+  if (a.weight) load_items<T, G, N>(a.weight, a.cols, t, vec, w, A(1));
+  if (a.bias) load_items<T, G, N>(a.bias, a.cols, t, vec, b, A(0));
+  for (std::int64_t turn = 0; turn < turns; ++turn) {
+    const std::int64_t row = (turn * gridDim.x + blockIdx.x) * kGroups + threadIdx.x / G;
+    const bool active = row < a.rows;
+    A v[N];
 #pragma unroll
-    for (int n = 0; n < N; ++n) s += v[n];
-    mu = group_reduce(s, G, smem, AddOp{}) / static_cast<A>(a.cols);
+    for (int n = 0; n < N; ++n) v[n] = 0;
+    if (active) load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, v, A(0));
+    A mu = 0;
+    if (a.mean) {
+      A s = 0;
+#pragma unroll
+      for (int n = 0; n < N; ++n) s += v[n];
+      mu = group_reduce(s, G, smem, AddOp{}) / static_cast<A>(a.cols);
+    }
+    A d = 0;
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+      if (item_column<T, G, N>(n, t, vec) < a.cols) d += (v[n] - mu) * (v[n] - mu);
+    d = group_reduce(d, G, smem, AddOp{});
+    const A r = A(1) / sqrt(d / static_cast<A>(a.cols) + a.eps);
+    if (!active) continue;
+    if (t == 0) {
+      if (a.mean) a.mean[row] = mu;
+      a.rstd[row] = r;
+    }
+#pragma unroll
+    for (int n = 0; n < N; ++n) v[n] = (v[n] - mu) * r * w[n] + b[n];
+    store_items<T, G, N>(a.y + row * a.cols, a.cols, t, vec, v);
   }
-  A d = 0;
-#pragma unroll
-  for (int n = 0; n < N; ++n)
-    if (item_column<T, G, N>(n, t, vec) < a.cols) d += (v[n] - mu) * (v[n] - mu);
-  d = group_reduce(d, G, smem, AddOp{});
-  const A r = A(1) / sqrt(d / static_cast<A>(a.cols) + a.eps);
-  if (!active) return;
-  if (t == 0) {
-    if (a.mean) a.mean[row] = mu;
-    a.rstd[row] = r;
-  }
-#pragma unroll
-  for (int n = 0; n < N; ++n) v[n] = (v[n] - mu) * r;
-  if (a.weight) {
-    A w[N];
-    load_items<T, G, N>(a.weight, a.cols, t, vec, w, A(1));
-#pragma unroll
-    for (int n = 0; n < N; ++n) v[n] *= w[n];
-  }
-  if (a.bias) {
-    A b[N];
-    load_items<T, G, N>(a.bias, a.cols, t, vec, b, A(0));
-#pragma unroll
-    for (int n = 0; n < N; ++n) v[n] += b[n];
-  }
-  store_items<T, G, N>(a.y + row * a.cols, a.cols, t, vec, v);
 }
 
 // Long rows: one block per row, passes over memory for the mean, the variance and the output.
@@ -123,7 +123,10 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
       const bool vec = rows_vectorisable<T>(cols, {a.x, a.weight, a.bias, a.y});
       const bool fits = with_row_shape(cols, 8192, [&](auto shape) {
         constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-        norm_rows_kernel<T, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(a, vec);
+        constexpr std::int64_t kMaxBlocks = 2048;
+        const std::int64_t blocks = std::min<std::int64_t>(kMaxBlocks, blocks_for(rows, kRowThreads / G));
+        const std::int64_t turns = (rows + blocks * (kRowThreads / G) - 1) / (blocks * (kRowThreads / G));
+        norm_rows_kernel<T, G, N><<<static_cast<unsigned>(blocks), kRowThreads, 0, stream>>>(a, turns, vec);
       });
       if (!fits) norm_long_rows_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(a);
       FERRITE_CUDA_CHECK_LAUNCH();

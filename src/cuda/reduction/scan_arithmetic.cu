@@ -16,12 +16,13 @@ struct ArithmeticScan {
   __device__ acc_t identity() const { return acc_t(kProduct ? 1 : 0); }
   __device__ acc_t make(T v, std::int64_t) const { return static_cast<acc_t>(detail::widen(v)); }
   __device__ acc_t operator()(acc_t a, acc_t b) const { return kProduct ? wrapping_mul(a, b) : wrapping_add(a, b); }
-  __device__ void store(out_t* out, std::int64_t*, std::int64_t at, acc_t a) const {
+  __device__ out_t value(acc_t a) const {
     if constexpr (std::is_integral_v<acc_t>)
-      out[at] = a;
+      return a;
     else
-      out[at] = detail::narrow<T>(a);
+      return detail::narrow<T>(a);
   }
+  __device__ void store(out_t* out, std::int64_t*, std::int64_t at, acc_t a) const { out[at] = value(a); }
 };
 
 /// log(exp(a) + exp(b)) with the larger term factored out: no overflow for large inputs.
@@ -37,7 +38,8 @@ struct LogAddExpScan {
     if (hi == -std::numeric_limits<acc_t>::infinity() || hi == std::numeric_limits<acc_t>::infinity()) return hi;
     return hi + log1p(exp(lo - hi));
   }
-  __device__ void store(out_t* out, std::int64_t*, std::int64_t at, acc_t a) const { out[at] = detail::narrow<T>(a); }
+  __device__ out_t value(acc_t a) const { return detail::narrow<T>(a); }
+  __device__ void store(out_t* out, std::int64_t*, std::int64_t at, acc_t a) const { out[at] = value(a); }
 };
 
 }  // namespace

@@ -26,6 +26,7 @@ struct ExtremeScan {
     if (a.value != a.value) return a;
     return (max ? b.value >= a.value : b.value <= a.value) ? b : a;
   }
+  __device__ out_t value(acc_t a) const { return detail::narrow<T>(a.value); }
   __device__ void store(out_t* out, std::int64_t* indices, std::int64_t at, acc_t a) const {
     out[at] = detail::narrow<T>(a.value);
     indices[at] = a.index;
