@@ -1,4 +1,7 @@
-"""Reductions, scans, softmax and norms (issue #4). Names match bench/cases_reduction.cpp."""
+"""Reductions, scans, softmax and norms (issue #4). Names match bench/cases_reduction.cpp.
+
+Lambdas made in a loop bind the loop's tensors and sizes through default arguments (a
+closure would see the last iteration's values)."""
 import torch
 import torch.nn.functional as F
 
@@ -46,12 +49,12 @@ def cases(quick):
                 Case("argmax_bf16", lambda x16=x16: torch.argmax(x16, -1), bytes=2 * rc + 8 * r),
                 Case("softmax_bf16", lambda x16=x16: torch.softmax(x16, -1), bytes=4 * rc),
                 Case("log_softmax_bf16", lambda x16=x16: torch.log_softmax(x16, -1), bytes=4 * rc),
-                Case("layer_norm_bf16", lambda x16=x16, w16=w16, b16=b16: F.layer_norm(x16, (cols,), w16, b16),
+                Case("layer_norm_bf16", lambda x16=x16, w16=w16, b16=b16, cols=cols: F.layer_norm(x16, (cols,), w16, b16),
                      bytes=4 * rc + 4 * c + 8 * r),
-                Case("rms_norm_bf16", lambda x16=x16, w16=w16: F.rms_norm(x16, (cols,), w16, 1e-6),
+                Case("rms_norm_bf16", lambda x16=x16, w16=w16, cols=cols: F.rms_norm(x16, (cols,), w16, 1e-6),
                      bytes=4 * rc + 2 * c + 4 * r),
                 Case("layer_norm_backward_bf16",
-                     lambda g16=g16, x16=x16, ln=ln, w16=w16, b16=b16: torch.ops.aten.native_layer_norm_backward(
+                     lambda g16=g16, x16=x16, ln=ln, w16=w16, b16=b16, cols=cols: torch.ops.aten.native_layer_norm_backward(
                          g16, x16, [cols], ln[1], ln[2], w16, b16, [True, True, True]),
                      bytes=6 * rc + 8 * r + 6 * c),
                 Case("cumsum_bf16", lambda x16=x16: torch.cumsum(x16, -1), bytes=4 * rc),

@@ -11,7 +11,8 @@ using namespace reduction_support;
 
 DType stat_dtype(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
 
-// Case layout: inputs {x, weight or undefined, bias or undefined, grad}; reals {eps}.
+// Case layout: inputs {x, weight, bias, grad} (all defined: the harness moves every input to
+// the device); ints {weight used, bias used}; reals {eps}.
 struct NormCase {
   Shape shape;
   bool weight, bias;
@@ -29,9 +30,10 @@ std::vector<Case> norm_cases(DType d, Rng& rng, bool centred) {
   std::vector<Case> cases;
   auto add = [&](const std::string& label, const Tensor& x, const NormCase& n) {
     const std::int64_t cols = x.shape().back();
-    Tensor w = n.weight ? random({cols}, d, rng, 0.5, 2) : Tensor();
-    Tensor b = n.bias && centred ? random({cols}, d, rng) : Tensor();
-    cases.push_back({label, {x, w, b, random(x.shape(), d, rng)}, {}, {n.eps}});
+    cases.push_back({label,
+                     {x, random({cols}, d, rng, 0.5, 2), random({cols}, d, rng), random(x.shape(), d, rng)},
+                     {n.weight ? 1 : 0, n.bias && centred ? 1 : 0},
+                     {n.eps}});
   };
   for (const NormCase& n : shapes)
     add(shape_str(n.shape) + (n.weight ? " weight" : "") + (n.bias && centred ? " bias" : ""), random(n.shape, d, rng), n);
@@ -60,6 +62,10 @@ RefStats ref_stats(const std::vector<long double>& x, std::int64_t rows, std::in
   }
   return s;
 }
+
+// The optional operands of a case: weight and bias when its flags say they are used.
+Tensor weight_of(const Case& c) { return c.ints[0] ? c.inputs[1] : Tensor(); }
+Tensor bias_of(const Case& c) { return c.ints[1] ? c.inputs[2] : Tensor(); }
 
 std::vector<long double> values_or(const Tensor& t, std::int64_t n, long double fill) {
   return t.defined() ? reference::values(t) : std::vector<long double>(static_cast<std::size_t>(n), fill);
@@ -106,10 +112,10 @@ Entry norm_forward_entry(bool centred) {
   e.cases = [centred](DType d, Rng& rng) { return norm_cases(d, rng, centred); };
   e.run_outputs = [centred](const Case& c) {
     if (centred) {
-      auto r = layer_norm(c.inputs[0], c.inputs[1], c.inputs[2], c.reals[0]);
+      auto r = layer_norm(c.inputs[0], weight_of(c), bias_of(c), c.reals[0]);
       return std::vector<Tensor>{r.y, r.mean, r.rstd};
     }
-    auto r = rms_norm(c.inputs[0], c.inputs[1], c.reals[0]);
+    auto r = rms_norm(c.inputs[0], weight_of(c), c.reals[0]);
     return std::vector<Tensor>{r.y, r.rstd};
   };
   e.reference_outputs = [centred](const Case& c) {
@@ -117,7 +123,7 @@ Entry norm_forward_entry(bool centred) {
     const std::int64_t cols = x.shape().back(), rows = x.numel() / cols;
     const auto xv = reference::values(x);
     const RefStats s = ref_stats(xv, rows, cols, centred, c.reals[0], x.dtype());
-    const auto y = ref_norm_output(xv, s, values_or(c.inputs[1], cols, 1), values_or(c.inputs[2], cols, 0), rows, cols);
+    const auto y = ref_norm_output(xv, s, values_or(weight_of(c), cols, 1), values_or(bias_of(c), cols, 0), rows, cols);
     std::vector<Tensor> out = {reference::from_values(y, x.shape(), x.dtype())};
     if (centred) out.push_back(reference::from_values(s.mean, stat_shape(x.shape()), stat_dtype(x.dtype())));
     out.push_back(reference::from_values(s.rstd, stat_shape(x.shape()), stat_dtype(x.dtype())));
@@ -139,7 +145,7 @@ FERRITE_CONFORMANCE(norm_forward_entry(false));
 // ---- backward: forward on the backend (its mean and rstd are reused), then backward ----
 
 std::vector<Tensor> run_backward(const Case& c, bool centred) {
-  const Tensor &x = c.inputs[0], &w = c.inputs[1], &b = c.inputs[2], &g = c.inputs[3];
+  const Tensor x = c.inputs[0], w = weight_of(c), b = bias_of(c), g = c.inputs[3];
   if (centred) {
     auto f = layer_norm(x, w, b, c.reals[0]);
     auto r = layer_norm_backward(g, x, f.mean, f.rstd, w);
@@ -165,7 +171,7 @@ Entry norm_backward_entry(bool centred) {
     const Tensor& x = c.inputs[0];
     const std::int64_t cols = x.shape().back(), rows = x.numel() / cols;
     const auto xv = reference::values(x), g = reference::values(c.inputs[3]);
-    const auto w = values_or(c.inputs[1], cols, 1);
+    const auto w = values_or(weight_of(c), cols, 1);
     const RefStats s = ref_stats(xv, rows, cols, centred, c.reals[0], x.dtype());
     std::vector<long double> dx(xv.size()), dw(cols, 0), db(cols, 0);
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -184,7 +190,7 @@ Entry norm_backward_entry(bool centred) {
     }
     std::vector<Tensor> out = {reference::from_values(dx, x.shape(), x.dtype())};
     if (centred) out.push_back(reference::from_values(db, {cols}, x.dtype()));
-    if (c.inputs[1].defined()) out.push_back(reference::from_values(dw, {cols}, x.dtype()));
+    if (c.ints[0]) out.push_back(reference::from_values(dw, {cols}, x.dtype()));
     return out;
   };
   e.reference_tolerance = [](DType d) { return d == DType::F64 ? Tolerance{1e-10, 1e-10} : cpu_rounding(d); };
@@ -239,9 +245,8 @@ Entry norm_fd_entry(bool centred) {
     for (auto [s, w, b] : std::vector<std::tuple<Shape, bool, bool>>{{{3, 7}, true, true}, {{2, 2, 5}, true, false}, {{4, 6}, false, true}}) {
       const std::int64_t cols = s.back();
       cases.push_back({shape_str(s),
-                       {random(s, d, rng), w ? random({cols}, d, rng, 0.5, 2) : Tensor(),
-                        b && centred ? random({cols}, d, rng) : Tensor(), random(s, d, rng)},
-                       {},
+                       {random(s, d, rng), random({cols}, d, rng, 0.5, 2), random({cols}, d, rng), random(s, d, rng)},
+                       {w ? 1 : 0, b && centred ? 1 : 0},
                        {1e-5}});
     }
     return cases;
@@ -250,7 +255,7 @@ Entry norm_fd_entry(bool centred) {
     const Tensor& x = c.inputs[0];
     const std::int64_t cols = x.shape().back(), rows = x.numel() / cols;
     const auto xv = reference::values(x), g = reference::values(c.inputs[3]);
-    const auto w = values_or(c.inputs[1], cols, 1), b = values_or(c.inputs[2], cols, 0);
+    const auto w = values_or(weight_of(c), cols, 1), b = values_or(bias_of(c), cols, 0);
     // The host forward with exact statistics, as a function of x, of the weight or of the bias.
     auto forward = [&](const std::vector<long double>& xx, const std::vector<long double>& ww, const std::vector<long double>& bb) {
       std::vector<long double> y(xx.size());
@@ -271,7 +276,7 @@ Entry norm_fd_entry(bool centred) {
     const auto db = finite_difference_vjp([&](const std::vector<long double>& v) { return forward(xv, w, v); }, b, g);
     std::vector<Tensor> out = {reference::from_values(dx, x.shape(), x.dtype())};
     if (centred) out.push_back(reference::from_values(db, {cols}, x.dtype()));
-    if (c.inputs[1].defined()) out.push_back(reference::from_values(dw, {cols}, x.dtype()));
+    if (c.ints[0]) out.push_back(reference::from_values(dw, {cols}, x.dtype()));
     return out;
   };
   e.reference_tolerance = [](DType) { return Tolerance{1e-6, 1e-7}; };
