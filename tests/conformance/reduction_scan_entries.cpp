@@ -41,6 +41,8 @@ std::vector<Case> scan_cases(DType d, Rng& rng, Values kind) {
       {"-Inf in rows [6, 1025]", {with_negative_infinity(make({6, 1025}), rng)}, {-1}},
       {"[2, 262144] dim -1", {make_long({2, 262144})}, {-1}},
       {"[16384, 3] dim 0", {make_long({16384, 3})}, {0}},
+      // Many rows of several 32-lane tiles: the warp-per-row GPU path with a carry.
+      {"[8192, 600] dim -1", {make_long({8192, 600})}, {-1}},
   };
   if (kind == Values::Signed && is_floating(d))  // the longest rows the issue names: 2^20 columns
     cases.push_back({"[1, 1048576] dim -1", {random({1, 1048576}, d, rng, 1.0 / 256, 1.0 / 64)}, {-1}});

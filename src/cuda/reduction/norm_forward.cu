@@ -3,7 +3,6 @@
 //   y = (x - mean) * rstd * weight + bias,  rstd = 1 / sqrt(mean((x - mean)^2) + eps).
 // The variance is taken around the mean of the row held in registers (two passes over
 // registers, not E[x^2] - E[x]^2), so it does not cancel catastrophically.
-#include <algorithm>
 #include <cmath>
 
 #include "core/dtype_dispatch.hpp"
@@ -26,48 +25,67 @@ struct NormArgs {
   A eps;
 };
 
-// Rows in registers. The blocks stay resident and take rows in turn (the same number of
-// turns for every block, since the turns synchronise the block), so weight and bias are
-// loaded once per thread instead of once per row.
+// Rows in registers: one row per group of G threads, read once and written once. Weight
+// and bias are applied one vector at a time at the end (they are the same for every row,
+// so they come from L1/L2), which keeps few registers live and many blocks resident.
 template <class T, int G, int N>
-__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, std::int64_t turns, bool vec) {
+__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, bool vec) {
   using A = acc_t<T>;
-  constexpr int kGroups = kRowThreads / G;
+  constexpr int kV = Vec16<T>::kSize;
   __shared__ A smem[kRowThreads / 32];
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kRowThreads / G) + threadIdx.x / G;
   const int t = threadIdx.x % G;
-  A w[N], b[N];
+  const bool active = row < a.rows;
+  A v[N];
 #pragma unroll
-  for (int n = 0; n < N; ++n) w[n] = 1, b[n] = 0;
-  if (a.weight) load_items<T, G, N>(a.weight, a.cols, t, vec, w, A(1));
-  if (a.bias) load_items<T, G, N>(a.bias, a.cols, t, vec, b, A(0));
-  for (std::int64_t turn = 0; turn < turns; ++turn) {
-    const std::int64_t row = (turn * gridDim.x + blockIdx.x) * kGroups + threadIdx.x / G;
-    const bool active = row < a.rows;
-    A v[N];
+  for (int n = 0; n < N; ++n) v[n] = 0;
+  if (active) load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, v, A(0));
+  A mu = 0;
+  if (a.mean) {
+    A s = 0;
 #pragma unroll
-    for (int n = 0; n < N; ++n) v[n] = 0;
-    if (active) load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, v, A(0));
-    A mu = 0;
-    if (a.mean) {
-      A s = 0;
+    for (int n = 0; n < N; ++n) s += v[n];
+    mu = group_reduce(s, G, smem, AddOp{}) / static_cast<A>(a.cols);
+  }
+  A d = 0;
 #pragma unroll
-      for (int n = 0; n < N; ++n) s += v[n];
-      mu = group_reduce(s, G, smem, AddOp{}) / static_cast<A>(a.cols);
+  for (int n = 0; n < N; ++n)
+    if (item_column<T, G, N>(n, t, vec) < a.cols) d += (v[n] - mu) * (v[n] - mu);
+  d = group_reduce(d, G, smem, AddOp{});
+  const A r = A(1) / sqrt(d / static_cast<A>(a.cols) + a.eps);
+  if (!active) return;
+  if (t == 0) {
+    if (a.mean) a.mean[row] = mu;
+    a.rstd[row] = r;
+  }
+  T* y = a.y + row * a.cols;
+  if (N % kV == 0 && vec) {
+#pragma unroll
+    for (int q = 0; q < N / kV; ++q) {
+      const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+      if (first >= a.cols) continue;
+      Vec16<T> w, b, out;
+      if (a.weight) w = *reinterpret_cast<const Vec16<T>*>(a.weight + first);
+      if (a.bias) b = *reinterpret_cast<const Vec16<T>*>(a.bias + first);
+#pragma unroll
+      for (int k = 0; k < kV; ++k) {
+        A value = (v[q * kV + k] - mu) * r;
+        if (a.weight) value *= static_cast<A>(detail::widen(w.v[k]));
+        if (a.bias) value += static_cast<A>(detail::widen(b.v[k]));
+        out.v[k] = detail::narrow<T>(value);
+      }
+      *reinterpret_cast<Vec16<T>*>(y + first) = out;
     }
-    A d = 0;
+  } else {
 #pragma unroll
-    for (int n = 0; n < N; ++n)
-      if (item_column<T, G, N>(n, t, vec) < a.cols) d += (v[n] - mu) * (v[n] - mu);
-    d = group_reduce(d, G, smem, AddOp{});
-    const A r = A(1) / sqrt(d / static_cast<A>(a.cols) + a.eps);
-    if (!active) continue;
-    if (t == 0) {
-      if (a.mean) a.mean[row] = mu;
-      a.rstd[row] = r;
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+      if (c >= a.cols) continue;
+      A value = (v[n] - mu) * r;
+      if (a.weight) value *= load_acc(a.weight, c);
+      if (a.bias) value += load_acc(a.bias, c);
+      y[c] = detail::narrow<T>(value);
     }
-#pragma unroll
-    for (int n = 0; n < N; ++n) v[n] = (v[n] - mu) * r * w[n] + b[n];
-    store_items<T, G, N>(a.y + row * a.cols, a.cols, t, vec, v);
   }
 }
 
@@ -123,10 +141,7 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
       const bool vec = rows_vectorisable<T>(cols, {a.x, a.weight, a.bias, a.y});
       const bool fits = with_row_shape(cols, 8192, [&](auto shape) {
         constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-        constexpr std::int64_t kMaxBlocks = 2048;
-        const std::int64_t blocks = std::min<std::int64_t>(kMaxBlocks, blocks_for(rows, kRowThreads / G));
-        const std::int64_t turns = (rows + blocks * (kRowThreads / G) - 1) / (blocks * (kRowThreads / G));
-        norm_rows_kernel<T, G, N><<<static_cast<unsigned>(blocks), kRowThreads, 0, stream>>>(a, turns, vec);
+        norm_rows_kernel<T, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(a, vec);
       });
       if (!fits) norm_long_rows_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(a);
       FERRITE_CUDA_CHECK_LAUNCH();

@@ -9,10 +9,13 @@
 //    in index order. No atomics: the split depends only on the extents, so results are
 //    bitwise reproducible.
 //  * inner > 1: one thread per output element walks the dim; neighbouring threads read
-//    neighbouring addresses, so the loads are coalesced.
+//    neighbouring addresses, so the loads are coalesced. When there are few outputs and a
+//    long dim (a sum over the rows of [65536, 4096]), the dim is split over blockIdx.y, each
+//    split writes partials, and a second kernel merges them in split order.
 //
 // A reducer R provides acc_t, out_t, identity(), step(acc, value, index), merge(a, b) and
-// finish(acc, dim). A source provides value_t, load(flat index) and, when kVector, a raw
+// finish(acc, dim). Each accumulator is stepped through its elements in increasing index
+// order (argmax relies on it); merge takes any two accumulators. A source provides value_t, load(flat index) and, when kVector, a raw
 // pointer for vector loads.
 #pragma once
 
@@ -121,13 +124,30 @@ __global__ void __launch_bounds__(kReduceThreads)
 
 template <class R, class Src>
 __global__ void __launch_bounds__(kReduceThreads)
-    reduce_columns_kernel(Src src, typename R::out_t* out, R r, std::int64_t outer, std::int64_t dim,
-                          std::int64_t inner) {
+    reduce_columns_kernel(Src src, typename R::out_t* out, typename R::acc_t* partials, R r, std::int64_t outer,
+                          std::int64_t dim, std::int64_t inner, std::int64_t chunk) {
   const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kReduceThreads + threadIdx.x;
-  if (k >= outer * inner) return;
+  const std::int64_t outputs = outer * inner;
+  if (k >= outputs) return;
   const std::int64_t base = (k / inner) * dim * inner + k % inner;
+  const std::int64_t lo = static_cast<std::int64_t>(blockIdx.y) * chunk;
+  const std::int64_t hi = lo + chunk < dim ? lo + chunk : dim;
   typename R::acc_t acc = r.identity();
-  for (std::int64_t j = 0; j < dim; ++j) acc = r.step(acc, src.load(base + j * inner), j);
+  for (std::int64_t j = lo; j < hi; ++j) acc = r.step(acc, src.load(base + j * inner), j);
+  if (partials)
+    partials[static_cast<std::int64_t>(blockIdx.y) * outputs + k] = acc;
+  else
+    out[k] = r.finish(acc, dim);
+}
+
+template <class R>
+__global__ void __launch_bounds__(kReduceThreads)
+    merge_column_partials_kernel(const typename R::acc_t* partials, typename R::out_t* out, R r,
+                                 std::int64_t outputs, int splits, std::int64_t dim) {
+  const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kReduceThreads + threadIdx.x;
+  if (k >= outputs) return;
+  typename R::acc_t acc = partials[k];
+  for (int s = 1; s < splits; ++s) acc = r.merge(acc, partials[static_cast<std::int64_t>(s) * outputs + k]);
   out[k] = r.finish(acc, dim);
 }
 
@@ -147,9 +167,29 @@ void launch_reduce(const Src& src, typename R::out_t* out, const R& r, const Red
   const std::int64_t outputs = e.outer * e.inner;
   if (outputs == 0) return;
   if (e.inner > 1 || e.dim == 0) {
-    reduce_columns_kernel<R, Src><<<blocks_for(outputs, kReduceThreads), kReduceThreads, 0, stream>>>(
-        src, out, r, e.outer, e.dim, e.inner);
+    // Split the dim until about 2^18 threads run, each walking at least 64 elements; the
+    // split depends on the extents only.
+    constexpr std::int64_t kTargetThreads = std::int64_t(1) << 18, kMinWalk = 64;
+    std::int64_t splits = 1;
+    if (e.dim >= 1024 && outputs < kTargetThreads)
+      splits = std::min({(kTargetThreads + outputs - 1) / outputs, e.dim / kMinWalk, std::int64_t(1024)});
+    const std::int64_t chunk = splits > 1 ? (e.dim + splits - 1) / splits : (e.dim > 0 ? e.dim : 1);
+    splits = e.dim > 0 ? (e.dim + chunk - 1) / chunk : 1;
+    std::shared_ptr<Storage> partial_storage;
+    typename R::acc_t* partials = nullptr;
+    if (splits > 1) {
+      partial_storage = scratch(like, static_cast<std::size_t>(splits * outputs) * sizeof(typename R::acc_t));
+      partials = static_cast<typename R::acc_t*>(partial_storage->data());
+    }
+    const dim3 grid(static_cast<unsigned>(blocks_for(outputs, kReduceThreads)), static_cast<unsigned>(splits));
+    reduce_columns_kernel<R, Src><<<grid, kReduceThreads, 0, stream>>>(src, out, partials, r, e.outer, e.dim, e.inner,
+                                                                        chunk);
     FERRITE_CUDA_CHECK_LAUNCH();
+    if (splits > 1) {
+      merge_column_partials_kernel<R><<<blocks_for(outputs, kReduceThreads), kReduceThreads, 0, stream>>>(
+          partials, out, r, outputs, static_cast<int>(splits), e.dim);
+      FERRITE_CUDA_CHECK_LAUNCH();
+    }
     return;
   }
   constexpr int kV = Vec16<typename Src::value_t>::kSize;

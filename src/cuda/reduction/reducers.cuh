@@ -74,8 +74,11 @@ struct ExtremeReducer {
   __device__ __forceinline__ acc_t merge(acc_t a, acc_t b) const {
     return (a != a || (max ? a > b : a < b) || (a == b)) ? a : b;
   }
+  // One compare fewer than merge: equal values keep `a` either way, and a NaN in `a` stays
+  // because no comparison with it is true.
   __device__ __forceinline__ acc_t step(acc_t a, T v, std::int64_t) const {
-    return merge(a, static_cast<acc_t>(detail::widen(v)));
+    const acc_t x = static_cast<acc_t>(detail::widen(v));
+    return (x != x || (max ? x > a : x < a)) ? x : a;
   }
   __device__ out_t finish(acc_t a, std::int64_t) const { return detail::narrow<T>(a); }
 };
@@ -110,7 +113,8 @@ struct ArgReducer {
   using out_t = std::int64_t;
   bool max = true;
   reduction::acc_t<T> empty;
-  __device__ acc_t identity() const { return {empty, std::numeric_limits<std::int64_t>::max()}; }
+  static constexpr std::int64_t kNone = std::numeric_limits<std::int64_t>::max();  // the identity's index
+  __device__ acc_t identity() const { return {empty, kNone}; }
   __device__ __forceinline__ acc_t merge(acc_t a, acc_t b) const {
     const bool a_nan = a.value != a.value, b_nan = b.value != b.value;
     if (a_nan || b_nan) {
@@ -120,8 +124,12 @@ struct ArgReducer {
     if (a.value == b.value) return a.index < b.index ? a : b;
     return (max ? a.value > b.value : a.value < b.value) ? a : b;
   }
+  // The engines step each thread through its elements in increasing index order, so a later
+  // element only wins when it is strictly better, or is the first NaN (a held NaN stays).
   __device__ __forceinline__ acc_t step(acc_t a, T v, std::int64_t j) const {
-    return merge(a, acc_t{static_cast<reduction::acc_t<T>>(detail::widen(v)), j});
+    const auto x = static_cast<reduction::acc_t<T>>(detail::widen(v));
+    const bool take = a.index == kNone || (a.value == a.value && (x != x || (max ? x > a.value : x < a.value)));
+    return take ? acc_t{x, j} : a;
   }
   __device__ out_t finish(acc_t a, std::int64_t) const { return a.index; }
 };

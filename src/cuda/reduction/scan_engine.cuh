@@ -1,8 +1,8 @@
 // The scan engine: inclusive scans along the middle extent of [outer, dim, inner]. Include
 // only from the .cu files that instantiate it.
 //
-//  * inner == 1, rows up to 32 lanes x two vectors: a warp per row (see the kernel).
-//  * inner == 1, longer rows: one block per row walks the row in tiles of 256 threads x two
+//  * inner == 1, rows up to 32 lanes x two vectors, or many rows: a warp per row (see the kernel).
+//  * inner == 1, fewer longer rows: one block per row walks the row in tiles of 256 threads x two
 //    16-byte vectors each; cub::BlockScan scans a tile and a running-prefix callback carries the
 //    total of the earlier tiles into the next, so each element is read once and written
 //    once (single pass).
@@ -154,7 +154,10 @@ void launch_scan(const T* x, typename S::out_t* out, std::int64_t* indices, cons
   if (e.inner == 1) {
     const bool vector = (e.dim * sizeof(T)) % 16 == 0 && reinterpret_cast<std::uintptr_t>(x) % 16 == 0;
     const bool out_aligned = reinterpret_cast<std::uintptr_t>(out) % 16 == 0;
-    if (e.dim <= 32 * kScanItems<T>)
+    // A warp per row for short rows, and for many rows (enough warps to fill the GPU: a warp
+    // keeps 1 KB in flight per tile, with no block-wide synchronisation between tiles).
+    constexpr std::int64_t kManyRows = 8192;
+    if (e.dim <= 32 * kScanItems<T> || e.outer >= kManyRows)
       scan_rows_warp_kernel<T, S><<<blocks_for(e.outer, kScanThreads / 32), kScanThreads, 0, stream>>>(
           x, out, indices, s, e.outer, e.dim, vector && out_aligned);
     else
