@@ -107,22 +107,22 @@ __global__ void __launch_bounds__(kRowThreads)
 
 // Long rows: dx of one row per block, two passes.
 template <class T>
-__global__ void __launch_bounds__(kRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T> a) {
+__global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T> a) {
   using A = acc_t<T>;
-  __shared__ SumPair<A> smem[kRowThreads / 32];
+  __shared__ SumPair<A> smem[kLongRowThreads / 32];
   const std::int64_t row = blockIdx.x, base = row * a.cols;
   const A mu = a.mean ? a.mean[row] : A(0), r = a.rstd[row];
   auto weight = [&](std::int64_t c) { return a.weight ? load_acc(a.weight, c) : A(1); };
   SumPair<A> s{0, 0};
-  for (std::int64_t c = threadIdx.x; c < a.cols; c += kRowThreads) {
+  for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
     const A gw = load_acc(a.grad, base + c) * weight(c);
     s.a += gw;
     s.b += gw * (load_acc(a.x, base + c) - mu) * r;
   }
-  s = group_reduce(s, kRowThreads, smem, AddPair{});
+  s = group_reduce(s, kLongRowThreads, smem, AddPair{});
   const A n_cols = static_cast<A>(a.cols);
   const A mean_gw = a.mean ? s.a / n_cols : A(0), mean_gw_xhat = s.b / n_cols;
-  for (std::int64_t c = threadIdx.x; c < a.cols; c += kRowThreads) {
+  for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
     const A xhat = (load_acc(a.x, base + c) - mu) * r;
     a.dx[base + c] = detail::narrow<T>(r * (load_acc(a.grad, base + c) * weight(c) - mean_gw - xhat * mean_gw_xhat));
   }
@@ -212,7 +212,7 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
         });
         FERRITE_CUDA_CHECK_LAUNCH();
       } else {
-        norm_backward_long_rows_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(a);
+        norm_backward_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
         FERRITE_CUDA_CHECK_LAUNCH();
         if (a.partial_dweight || a.partial_dbias) {
           const std::int64_t rows_per_part = (rows + parts - 1) / parts;

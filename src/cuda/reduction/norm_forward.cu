@@ -91,26 +91,26 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, b
 
 // Long rows: one block per row, passes over memory for the mean, the variance and the output.
 template <class T>
-__global__ void __launch_bounds__(kRowThreads) norm_long_rows_kernel(NormArgs<T> a) {
+__global__ void __launch_bounds__(kLongRowThreads) norm_long_rows_kernel(NormArgs<T> a) {
   using A = acc_t<T>;
-  __shared__ A smem[kRowThreads / 32];
+  __shared__ A smem[kLongRowThreads / 32];
   const std::int64_t row = blockIdx.x;
   const T* x = a.x + row * a.cols;
   A mu = 0;
   if (a.mean) {
     A s = 0;
-    for (std::int64_t c = threadIdx.x; c < a.cols; c += kRowThreads) s += load_acc(x, c);
-    mu = group_reduce(s, kRowThreads, smem, AddOp{}) / static_cast<A>(a.cols);
+    for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) s += load_acc(x, c);
+    mu = group_reduce(s, kLongRowThreads, smem, AddOp{}) / static_cast<A>(a.cols);
   }
   A d = 0;
-  for (std::int64_t c = threadIdx.x; c < a.cols; c += kRowThreads) d += (load_acc(x, c) - mu) * (load_acc(x, c) - mu);
-  d = group_reduce(d, kRowThreads, smem, AddOp{});
+  for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) d += (load_acc(x, c) - mu) * (load_acc(x, c) - mu);
+  d = group_reduce(d, kLongRowThreads, smem, AddOp{});
   const A r = A(1) / sqrt(d / static_cast<A>(a.cols) + a.eps);
   if (threadIdx.x == 0) {
     if (a.mean) a.mean[row] = mu;
     a.rstd[row] = r;
   }
-  for (std::int64_t c = threadIdx.x; c < a.cols; c += kRowThreads) {
+  for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
     A out = (load_acc(x, c) - mu) * r;
     if (a.weight) out *= load_acc(a.weight, c);
     if (a.bias) out += load_acc(a.bias, c);
@@ -143,7 +143,7 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
         constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
         norm_rows_kernel<T, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(a, vec);
       });
-      if (!fits) norm_long_rows_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(a);
+      if (!fits) norm_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
       FERRITE_CUDA_CHECK_LAUNCH();
     }
   });

@@ -15,6 +15,9 @@
 namespace ferrite::cuda::reduction {
 
 inline constexpr int kRowThreads = 256;
+/// Rows longer than the register paths take: one block of 1024 threads per row, so that the
+/// few such rows a tensor has ([256, 262144]) still fill the GPU.
+inline constexpr int kLongRowThreads = 1024;
 
 template <int G, int N>
 struct RowShape {

@@ -42,16 +42,16 @@ __global__ void __launch_bounds__(kRowThreads)
 }
 
 template <class T>
-__global__ void __launch_bounds__(kRowThreads)
+__global__ void __launch_bounds__(kLongRowThreads)
     softmax_backward_long_rows_kernel(const T* grad, const T* y, T* dx, std::int64_t cols, bool log_out) {
   using A = acc_t<T>;
-  __shared__ A smem[kRowThreads / 32];
+  __shared__ A smem[kLongRowThreads / 32];
   const std::int64_t base = static_cast<std::int64_t>(blockIdx.x) * cols;
   A s = 0;
-  for (std::int64_t c = threadIdx.x; c < cols; c += kRowThreads)
+  for (std::int64_t c = threadIdx.x; c < cols; c += kLongRowThreads)
     s += log_out ? load_acc(grad, base + c) : load_acc(grad, base + c) * load_acc(y, base + c);
-  s = group_reduce(s, kRowThreads, smem, AddOp{});
-  for (std::int64_t c = threadIdx.x; c < cols; c += kRowThreads)
+  s = group_reduce(s, kLongRowThreads, smem, AddOp{});
+  for (std::int64_t c = threadIdx.x; c < cols; c += kLongRowThreads)
     dx[base + c] = detail::narrow<T>(softmax_grad(log_out, load_acc(grad, base + c), load_acc(y, base + c), s));
 }
 
@@ -98,7 +98,7 @@ void softmax_backward(Op op, const Buffer& grad, const Buffer& y, const Buffer& 
               g, yy, o, rows, cols, log_out, vec);
         });
         if (!fits)
-          softmax_backward_long_rows_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(g, yy, o, cols,
+          softmax_backward_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(g, yy, o, cols,
                                                                                                        log_out);
       }
       FERRITE_CUDA_CHECK_LAUNCH();

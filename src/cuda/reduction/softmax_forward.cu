@@ -57,22 +57,23 @@ __global__ void __launch_bounds__(kRowThreads)
   store_items<T, G, N>(y + row * cols, cols, t, vec, v);
 }
 
-// Long rows: one block per row, three passes (max, sum, write); the row is read three times.
+// Long rows: one block of 1024 threads per row, three passes (max, sum, write); the row is
+// read three times.
 template <class T>
-__global__ void __launch_bounds__(kRowThreads)
+__global__ void __launch_bounds__(kLongRowThreads)
     softmax_long_rows_kernel(const T* x, T* y, std::int64_t cols, bool log_out) {
   using A = acc_t<T>;
-  __shared__ A smem[kRowThreads / 32];
+  __shared__ A smem[kLongRowThreads / 32];
   const T* in = x + static_cast<std::int64_t>(blockIdx.x) * cols;
   T* out = y + static_cast<std::int64_t>(blockIdx.x) * cols;
   A m = -std::numeric_limits<A>::infinity();
-  for (std::int64_t c = threadIdx.x; c < cols; c += kRowThreads) m = MaxOp{}(m, load_acc(in, c));
-  m = group_reduce(m, kRowThreads, smem, MaxOp{});
+  for (std::int64_t c = threadIdx.x; c < cols; c += kLongRowThreads) m = MaxOp{}(m, load_acc(in, c));
+  m = group_reduce(m, kLongRowThreads, smem, MaxOp{});
   A s = 0;
-  for (std::int64_t c = threadIdx.x; c < cols; c += kRowThreads) s += exp(load_acc(in, c) - m);
-  s = group_reduce(s, kRowThreads, smem, AddOp{});
+  for (std::int64_t c = threadIdx.x; c < cols; c += kLongRowThreads) s += exp(load_acc(in, c) - m);
+  s = group_reduce(s, kLongRowThreads, smem, AddOp{});
   const A log_s = log(s), inverse = A(1) / s;
-  for (std::int64_t c = threadIdx.x; c < cols; c += kRowThreads) {
+  for (std::int64_t c = threadIdx.x; c < cols; c += kLongRowThreads) {
     const A d = load_acc(in, c) - m;
     out[c] = detail::narrow<T>(log_out ? d - log_s : exp(d) * inverse);
   }
@@ -120,7 +121,7 @@ void softmax(Op op, const Buffer& x, const Buffer& out, const ReduceExtents& e, 
               in, o, rows, cols, log_out, vec);
         });
         if (!fits)
-          softmax_long_rows_kernel<T><<<static_cast<unsigned>(rows), kRowThreads, 0, stream>>>(in, o, cols, log_out);
+          softmax_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(in, o, cols, log_out);
       }
       FERRITE_CUDA_CHECK_LAUNCH();
     }
