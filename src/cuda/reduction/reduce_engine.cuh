@@ -15,8 +15,8 @@
 //
 // A reducer R provides acc_t, out_t, identity(), step(acc, value, index), merge(a, b) and
 // finish(acc, dim). Each accumulator is stepped through its elements in increasing index
-// order (argmax relies on it); merge takes any two accumulators. A source provides value_t, load(flat index) and, when kVector, a raw
-// pointer for vector loads.
+// order (argmax relies on it); merge takes any two accumulators. A source provides value_t,
+// load(flat index) and, when kVector, a raw pointer for vector loads.
 #pragma once
 
 #include <algorithm>
