@@ -20,6 +20,13 @@ Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, std::int64_t dim, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// Mixed precision (PyTorch's `dtype=`): an F32 result from an F16 or BF16 input, accumulated
+/// in float and never rounded to the input dtype. `dtype` equal to the plain result dtype
+/// is the plain op; other combinations are Unsupported.
+Tensor sum(const Tensor& x, DType dtype);
+Tensor sum(const Tensor& x, std::int64_t dim, bool keepdim, DType dtype);
+Tensor mean(const Tensor& x, DType dtype);
+Tensor mean(const Tensor& x, std::int64_t dim, bool keepdim, DType dtype);
 Tensor prod(const Tensor& x);
 Tensor prod(const Tensor& x, std::int64_t dim, bool keepdim = false);
 Tensor amin(const Tensor& x);

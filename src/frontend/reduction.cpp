@@ -2,6 +2,8 @@
 // allocate the result, call the backend's ReductionOps.
 #include "ferrite/reduction.hpp"
 
+#include <optional>
+
 #include "core/reduction_support.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/reduction_common.hpp"
@@ -56,9 +58,19 @@ void check_not_empty(Op op, const Tensor& x, const ReduceExtents& e, bool full) 
                   " (the op has no identity)");
 }
 
-Tensor reduce_impl(Op op, const Tensor& x, const ReduceExtents& e, const Shape& out_shape) {
+// The result dtype a caller asked for: the plain one, or F32 from a half-precision input.
+DType checked_result_dtype(Op op, const Tensor& x, DType requested) {
+  const DType plain = detail::reduction_result_dtype(op, x.dtype());
+  FERRITE_CHECK(requested == plain || (is_half_precision(x.dtype()) && requested == DType::F32), Unsupported,
+                name_of(op), ": dtype ", dtype_name(requested), " requested for input ", x.description(),
+                "; only the plain result (", dtype_name(plain), ") or F32 from an F16/BF16 input is supported");
+  return requested;
+}
+
+Tensor reduce_impl(Op op, const Tensor& x, const ReduceExtents& e, const Shape& out_shape,
+                   std::optional<DType> requested = std::nullopt) {
   const bool arg = op == Op::Argmax || op == Op::Argmin;
-  const DType out_dtype = arg ? DType::I64 : detail::reduction_result_dtype(op, x.dtype());
+  const DType out_dtype = arg ? DType::I64 : requested ? *requested : detail::reduction_result_dtype(op, x.dtype());
   Tensor out = frontend::allocate(out_shape, out_dtype, x.device());
   if (out.numel() == 0) return out;
   ReductionOps& r = backend(x.device()).reductions();
@@ -69,19 +81,21 @@ Tensor reduce_impl(Op op, const Tensor& x, const ReduceExtents& e, const Shape& 
   return out;
 }
 
-Tensor reduce_all(Op op, const Tensor& x) {
+Tensor reduce_all(Op op, const Tensor& x, std::optional<DType> dtype = std::nullopt) {
   check_input(op, x);
   const ReduceExtents e{1, x.numel(), 1};
   if (op == Op::Amin || op == Op::Amax || op == Op::Argmax || op == Op::Argmin) check_not_empty(op, x, e, true);
-  return reduce_impl(op, x, e, {});
+  if (dtype) dtype = checked_result_dtype(op, x, *dtype);
+  return reduce_impl(op, x, e, {}, dtype);
 }
 
-Tensor reduce_dim(Op op, const Tensor& x, std::int64_t dim, bool keepdim) {
+Tensor reduce_dim(Op op, const Tensor& x, std::int64_t dim, bool keepdim, std::optional<DType> dtype = std::nullopt) {
   check_input(op, x);
   const std::int64_t d = frontend::wrap_dim(name_of(op), x, dim);
   const ReduceExtents e = frontend::extents_around(x, d);
   if (op == Op::Amin || op == Op::Amax || op == Op::Argmax || op == Op::Argmin) check_not_empty(op, x, e, false);
-  return reduce_impl(op, x, e, frontend::reduced_shape(x, d, keepdim));
+  if (dtype) dtype = checked_result_dtype(op, x, *dtype);
+  return reduce_impl(op, x, e, frontend::reduced_shape(x, d, keepdim), dtype);
 }
 
 Tensor masked_impl(Op op, const Tensor& x, const Tensor& mask, const ReduceExtents& e, const Shape& out_shape) {
@@ -141,6 +155,12 @@ Tensor scan_impl(Op op, const Tensor& x, std::int64_t dim, Tensor* indices) {
 
 Tensor sum(const Tensor& x) { return reduce_all(Op::Sum, x); }
 Tensor sum(const Tensor& x, std::int64_t dim, bool keepdim) { return reduce_dim(Op::Sum, x, dim, keepdim); }
+Tensor sum(const Tensor& x, DType dtype) { return reduce_all(Op::Sum, x, dtype); }
+Tensor sum(const Tensor& x, std::int64_t dim, bool keepdim, DType dtype) { return reduce_dim(Op::Sum, x, dim, keepdim, dtype); }
+Tensor mean(const Tensor& x, DType dtype) { return reduce_all(Op::Mean, x, dtype); }
+Tensor mean(const Tensor& x, std::int64_t dim, bool keepdim, DType dtype) {
+  return reduce_dim(Op::Mean, x, dim, keepdim, dtype);
+}
 Tensor mean(const Tensor& x) { return reduce_all(Op::Mean, x); }
 Tensor mean(const Tensor& x, std::int64_t dim, bool keepdim) { return reduce_dim(Op::Mean, x, dim, keepdim); }
 Tensor prod(const Tensor& x) { return reduce_all(Op::Prod, x); }

@@ -183,6 +183,35 @@ FERRITE_CONFORMANCE(reduce_entry("amax", kRealTypes, along(amax, amax),
                                  [](DType, const std::vector<long double>& c) { return ref_extreme(true, c); }, kExtremes,
                                  exact));
 
+// ---- mixed precision: F32 results of F16/BF16 sums and means (the seed's *_bf16_f32) ----
+
+Entry f32_result_entry(const std::string& name, Tensor (*all)(const Tensor&, DType),
+                       Tensor (*dim)(const Tensor&, std::int64_t, bool, DType), ColumnRef ref) {
+  Entry e = reduce_entry(name, {DType::F16, DType::BF16},
+                         [all, dim](const Tensor& x, std::int64_t d, bool keep) {
+                           return d == kAll ? all(x, DType::F32) : dim(x, d, keep, DType::F32);
+                         },
+                         ref, kSums, [](DType) { return accumulated(DType::F32); });
+  e.op = name + " (F32 result)";
+  e.reference_outputs = [name, ref](const Case& c) {
+    const Tensor exact = reduce_reference(name, Case{c.label, {c.inputs[0].to(DType::F64)}, c.ints}, ref);
+    return std::vector<Tensor>{exact.to(DType::F32)};  // the exact value rounded once, to F32
+  };
+  e.reference_tolerance = [](DType) { return cpu_rounding(DType::F32); };
+  e.errors = [name, all, dim](DType d) {
+    return std::vector<ErrorCase>{
+        {"F64 result", [all, d](Device dev) { all(zeros({3}, d, dev), DType::F64); }, ErrorKind::Unsupported,
+         name + ": dtype F64 requested for input [3] " + std::string(dtype_name(d))},
+        {"F32 result of an F64 input", [dim](Device dev) { dim(zeros({3, 2}, DType::F64, dev), 1, false, DType::F32); },
+         ErrorKind::Unsupported, name + ": dtype F32 requested for input [3, 2] F64"},
+    };
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(f32_result_entry("sum", sum, sum, ref_sum));
+FERRITE_CONFORMANCE(f32_result_entry("mean", mean, mean, ref_mean));
+
 // ---- any / all (Bool) ----
 
 Entry any_all_entry(const std::string& name, Tensor (*all_fn)(const Tensor&), Tensor (*dim_fn)(const Tensor&, std::int64_t, bool)) {

@@ -31,7 +31,8 @@ class ReductionOps {
   virtual bool supports(Op op, DType dtype) const = 0;
 
   /// Sum, Mean, Prod, Amin, Amax, Any, All over the middle extent. `out` has outer * inner
-  /// elements; its dtype is the op's result dtype (I64 for integer and Bool sums and products).
+  /// elements; its dtype is the op's result dtype (I64 for integer and Bool sums and products;
+  /// F32 for Sum and Mean of F16/BF16 when the caller asked for it).
   /// dim may be 0 (the op's identity; the front end rejects amin/amax there).
   virtual void reduce(Op op, const Buffer& x, const Buffer& out, const ReduceExtents& e) = 0;
   /// Argmax, Argmin: I64 indices into the middle extent (first occurrence; NaN wins). dim >= 1.

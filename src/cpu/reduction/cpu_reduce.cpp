@@ -81,6 +81,8 @@ void reduce_typed(Op op, const T* x, const Buffer& out, const ReduceExtents& e) 
     }
     if (wide_out)
       out.data_as<std::int64_t>()[k] = static_cast<std::int64_t>(acc);
+    else if (out.dtype() == DType::F32 && !std::is_same_v<T, float>)  // F32 result of a half-precision input
+      out.data_as<float>()[k] = static_cast<float>(acc);
     else
       out.data_as<T>()[k] = detail::narrow<T>(acc);
   });

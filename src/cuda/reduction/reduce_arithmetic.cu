@@ -12,6 +12,10 @@ void reduce_arithmetic(Op op, const Buffer& x, const Buffer& out, const ReduceEx
       FERRITE_THROW(Unsupported, op_name(op), ": ", dtype_name(x.dtype()), " on cuda");
     } else {
       const PlainSource<T> src{x.data_as<const T>()};
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        if (out.dtype() == DType::F32)  // mixed precision: the float accumulator, unrounded
+          return launch_reduce(src, out.data_as<float>(), SumReducer<T, float>{op == Op::Mean}, e, x, stream);
+      }
       auto* o = out.data_as<sum_out_t<T>>();
       if (op == Op::Prod)
         launch_reduce(src, o, ProdReducer<T>{}, e, x, stream);

@@ -26,10 +26,11 @@ __device__ __forceinline__ A wrapping_mul(A a, A b) {
 template <class T>
 using sum_out_t = std::conditional_t<std::is_integral_v<acc_t<T>>, std::int64_t, T>;
 
-template <class T>
+/// O: the result type (an F32 result of F16/BF16 input: float).
+template <class T, class O = sum_out_t<T>>
 struct SumReducer {
   using acc_t = reduction::acc_t<T>;
-  using out_t = sum_out_t<T>;
+  using out_t = O;
   bool mean = false;
   __device__ acc_t identity() const { return acc_t(0); }
   __device__ __forceinline__ acc_t step(acc_t a, T v, std::int64_t) const {
@@ -41,7 +42,7 @@ struct SumReducer {
       return a;
     } else {
       if (mean) a = a / static_cast<acc_t>(dim);  // 0 / 0 = NaN for an empty dim, as PyTorch
-      return detail::narrow<T>(a);
+      return detail::narrow<O>(a);
     }
   }
 };
