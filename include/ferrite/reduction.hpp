@@ -68,6 +68,10 @@ std::pair<Tensor, Tensor> cummin(const Tensor& x, std::int64_t dim);
 // ---- softmax ----
 Tensor softmax(const Tensor& x, std::int64_t dim = -1);
 Tensor log_softmax(const Tensor& x, std::int64_t dim = -1);
+/// Mixed precision (PyTorch's `dtype=`): an F32 result from an F16 or BF16 input, computed in
+/// float and never rounded to the input dtype (the seed's softmax_bf16_f32).
+Tensor softmax(const Tensor& x, std::int64_t dim, DType dtype);
+Tensor log_softmax(const Tensor& x, std::int64_t dim, DType dtype);
 /// From the forward output y: dx = y * (grad - sum(grad * y)).
 Tensor softmax_backward(const Tensor& grad, const Tensor& y, std::int64_t dim = -1);
 /// From the forward output y: dx = grad - exp(y) * sum(grad).

@@ -1,4 +1,6 @@
 // Front end of softmax, log-softmax and the norms (forward and backward).
+#include <optional>
+
 #include "core/reduction_support.hpp"
 #include "ferrite/reduction.hpp"
 #include "frontend/checks.hpp"
@@ -9,12 +11,16 @@ namespace {
 
 const char* name_of(Op op) { return op_name(op).data(); }
 
-Tensor softmax_impl(Op op, const Tensor& x, std::int64_t dim) {
+Tensor softmax_impl(Op op, const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt) {
   const char* name = name_of(op);
   frontend::check_defined(name, {&x});
   frontend::check_supported(op, x.dtype(), x.device());
   const std::int64_t d = frontend::wrap_dim(name, x, dim);
-  Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
+  const DType out_dtype = dtype.value_or(x.dtype());
+  FERRITE_CHECK(out_dtype == x.dtype() || (is_half_precision(x.dtype()) && out_dtype == DType::F32), Unsupported, name,
+                ": dtype ", dtype_name(out_dtype), " requested for input ", x.description(),
+                "; only the input's dtype or F32 from an F16/BF16 input is supported");
+  Tensor out = frontend::allocate(x.shape(), out_dtype, x.device());
   if (out.numel() > 0) backend(x.device()).reductions().softmax(op, x.buffer(), out.buffer(), frontend::extents_around(x, d));
   return out;
 }
@@ -83,6 +89,10 @@ Buffer buffer_or_none(const Tensor& t) { return t.defined() ? t.buffer() : Buffe
 
 Tensor softmax(const Tensor& x, std::int64_t dim) { return softmax_impl(Op::Softmax, x, dim); }
 Tensor log_softmax(const Tensor& x, std::int64_t dim) { return softmax_impl(Op::LogSoftmax, x, dim); }
+Tensor softmax(const Tensor& x, std::int64_t dim, DType dtype) { return softmax_impl(Op::Softmax, x, dim, dtype); }
+Tensor log_softmax(const Tensor& x, std::int64_t dim, DType dtype) {
+  return softmax_impl(Op::LogSoftmax, x, dim, dtype);
+}
 Tensor softmax_backward(const Tensor& grad, const Tensor& y, std::int64_t dim) {
   return softmax_backward_impl(Op::SoftmaxBackward, grad, y, dim);
 }

@@ -104,8 +104,38 @@ Entry softmax_entry(const std::string& name, Tensor (*fn)(const Tensor&, std::in
   return e;
 }
 
-FERRITE_CONFORMANCE(softmax_entry("softmax", softmax, false));
-FERRITE_CONFORMANCE(softmax_entry("log_softmax", log_softmax, true));
+Tensor softmax_last(const Tensor& x, std::int64_t dim) { return softmax(x, dim); }
+Tensor log_softmax_last(const Tensor& x, std::int64_t dim) { return log_softmax(x, dim); }
+
+FERRITE_CONFORMANCE(softmax_entry("softmax", softmax_last, false));
+FERRITE_CONFORMANCE(softmax_entry("log_softmax", log_softmax_last, true));
+
+// F32 results of F16/BF16 inputs (the seed's softmax_bf16_f32): computed in float, rounded once to F32.
+Entry softmax_f32_result_entry(const std::string& name, Tensor (*fn)(const Tensor&, std::int64_t, DType), bool log_out) {
+  Entry e = softmax_entry(name, log_out ? log_softmax_last : softmax_last, log_out);
+  e.op = name + " (F32 result)";
+  e.dtypes = {DType::F16, DType::BF16};
+  e.run_outputs = [fn](const Case& c) { return std::vector<Tensor>{fn(c.inputs[0], c.ints[0], DType::F32)}; };
+  e.reference_outputs = [log_out](const Case& c) {
+    const Tensor& x = c.inputs[0];
+    auto out = along_columns(reference::values(x), x.shape(), c.ints[0],
+                             [&](const std::vector<long double>& col, std::int64_t) { return ref_softmax_column(log_out, col); });
+    return std::vector<Tensor>{reference::from_values(out, x.shape(), DType::F32)};
+  };
+  e.reference_tolerance = [](DType) { return cpu_rounding(DType::F32); };
+  e.backend_tolerance = [log_out](DType) { return log_out ? Tolerance{1e-5, 1e-5} : probabilities(DType::F32); };
+  e.errors = [name, fn](DType d) {
+    return std::vector<ErrorCase>{
+        {"F64 result", [fn, d](Device dev) { fn(zeros({2, 3}, d, dev), -1, DType::F64); }, ErrorKind::Unsupported,
+         name + ": dtype F64 requested for input [2, 3] " + std::string(dtype_name(d))},
+        {"F32 result of an F64 input", [fn](Device dev) { fn(zeros({2, 3}, DType::F64, dev), -1, DType::F32); },
+         ErrorKind::Unsupported, name + ": dtype F32 requested for input [2, 3] F64"}};
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(softmax_f32_result_entry("softmax", softmax, false));
+FERRITE_CONFORMANCE(softmax_f32_result_entry("log_softmax", log_softmax, true));
 
 // ---- backward: inputs are grad and the forward output y (made on the host, rounded to the dtype) ----
 
@@ -204,8 +234,8 @@ Entry softmax_fd_entry(const std::string& name, Tensor (*forward)(const Tensor&,
   return e;
 }
 
-FERRITE_CONFORMANCE(softmax_fd_entry("softmax_backward", softmax, softmax_backward, false));
-FERRITE_CONFORMANCE(softmax_fd_entry("log_softmax_backward", log_softmax, log_softmax_backward, true));
+FERRITE_CONFORMANCE(softmax_fd_entry("softmax_backward", softmax_last, softmax_backward, false));
+FERRITE_CONFORMANCE(softmax_fd_entry("log_softmax_backward", log_softmax_last, log_softmax_backward, true));
 
 }  // namespace
 }  // namespace ferrite::conformance

@@ -48,7 +48,7 @@ class ReductionOps {
   /// `indices` (I64, same numel) is written by Cummax/Cummin only; undefined otherwise.
   virtual void scan(Op op, const Buffer& x, const Buffer& out, const Buffer& indices, const ReduceExtents& e) = 0;
 
-  /// Softmax or LogSoftmax along the middle extent.
+  /// Softmax or LogSoftmax along the middle extent; `out` is x's dtype, or F32 for F16/BF16 x.
   virtual void softmax(Op op, const Buffer& x, const Buffer& out, const ReduceExtents& e) = 0;
   /// SoftmaxBackward or LogSoftmaxBackward from the forward output y.
   virtual void softmax_backward(Op op, const Buffer& grad, const Buffer& y, const Buffer& dx,

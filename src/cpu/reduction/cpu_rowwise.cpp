@@ -43,7 +43,14 @@ void softmax(Op op, const Buffer& x, const Buffer& out, const ReduceExtents& e) 
   visit_float(x, "softmax", [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* in = x.data_as<const T>();
-    T* o = out.data_as<T>();
+    // The result is T, or F32 for an F16/BF16 input when the caller asked for it.
+    const bool f32_out = out.dtype() == DType::F32 && !std::is_same_v<T, float>;
+    auto store = [&](std::int64_t at, double v) {
+      if (f32_out)
+        out.data_as<float>()[at] = static_cast<float>(v);
+      else
+        out.data_as<T>()[at] = detail::narrow<T>(v);
+    };
     for_each_row(e.outer * e.inner, e.numel(), [&](std::int64_t k) {
       const std::int64_t base = (k / e.inner) * e.dim * e.inner + k % e.inner;
       double m = -std::numeric_limits<double>::infinity();
@@ -53,7 +60,7 @@ void softmax(Op op, const Buffer& x, const Buffer& out, const ReduceExtents& e) 
       const double log_s = std::log(s);
       for (std::int64_t j = 0; j < e.dim; ++j) {
         const double v = load(in, base + j * e.inner) - m;
-        o[base + j * e.inner] = detail::narrow<T>(op == Op::LogSoftmax ? v - log_s : std::exp(v) / s);
+        store(base + j * e.inner, op == Op::LogSoftmax ? v - log_s : std::exp(v) / s);
       }
     });
   });

@@ -103,6 +103,35 @@ __device__ __forceinline__ void store_items(T* row, std::int64_t cols, int t, bo
   }
 }
 
+/// store_items for an output type O wider than T (an F32 result of F16/BF16 input): item n
+/// goes to the column it was loaded from (T's layout), a vector of T's items becoming
+/// sizeof(O) / sizeof(T) vectors of O.
+template <class T, class O, int G, int N, class A>
+__device__ __forceinline__ void store_items_widened(O* row, std::int64_t cols, int t, bool vec, const A (&v)[N]) {
+  constexpr int kV = Vec16<T>::kSize, kOV = Vec16<O>::kSize;
+  static_assert(kV % kOV == 0, "O is at least as wide as T");
+  if (N % kV == 0 && vec) {
+#pragma unroll
+    for (int q = 0; q < N / kV; ++q) {
+      const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+      if (first >= cols) continue;
+#pragma unroll
+      for (int h = 0; h < kV / kOV; ++h) {
+        Vec16<O> pack;
+#pragma unroll
+        for (int k = 0; k < kOV; ++k) pack.v[k] = detail::narrow<O>(v[q * kV + h * kOV + k]);
+        *reinterpret_cast<Vec16<O>*>(row + first + h * kOV) = pack;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+      if (c < cols) row[c] = detail::narrow<O>(v[n]);
+    }
+  }
+}
+
 /// Two sums reduced together (one pass through shared memory instead of two).
 template <class A>
 struct SumPair {

@@ -10,9 +10,9 @@ namespace ferrite::cuda::reduction {
 namespace {
 
 // Rows in registers: one read, one write.
-template <class T, int G, int N>
+template <class T, class O, int G, int N>
 __global__ void __launch_bounds__(kRowThreads)
-    softmax_rows_kernel(const T* x, T* y, std::int64_t rows, std::int64_t cols, bool log_out, bool vec) {
+    softmax_rows_kernel(const T* x, O* y, std::int64_t rows, std::int64_t cols, bool log_out, bool vec) {
   using A = acc_t<T>;
   __shared__ A smem[kRowThreads / 32];
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kRowThreads / G) + threadIdx.x / G;
@@ -54,18 +54,21 @@ __global__ void __launch_bounds__(kRowThreads)
 #pragma unroll
     for (int n = 0; n < N; ++n) v[n] *= inverse;
   }
-  store_items<T, G, N>(y + row * cols, cols, t, vec, v);
+  if constexpr (std::is_same_v<T, O>)
+    store_items<T, G, N>(y + row * cols, cols, t, vec, v);
+  else
+    store_items_widened<T, O, G, N>(y + row * cols, cols, t, vec, v);
 }
 
 // Long rows: one block of 1024 threads per row, three passes (max, sum, write); the row is
 // read three times.
-template <class T>
+template <class T, class O>
 __global__ void __launch_bounds__(kLongRowThreads)
-    softmax_long_rows_kernel(const T* x, T* y, std::int64_t cols, bool log_out) {
+    softmax_long_rows_kernel(const T* x, O* y, std::int64_t cols, bool log_out) {
   using A = acc_t<T>;
   __shared__ A smem[kLongRowThreads / 32];
   const T* in = x + static_cast<std::int64_t>(blockIdx.x) * cols;
-  T* out = y + static_cast<std::int64_t>(blockIdx.x) * cols;
+  O* out = y + static_cast<std::int64_t>(blockIdx.x) * cols;
   A m = -std::numeric_limits<A>::infinity();
   for (std::int64_t c = threadIdx.x; c < cols; c += kLongRowThreads) m = MaxOp{}(m, load_acc(in, c));
   m = group_reduce(m, kLongRowThreads, smem, MaxOp{});
@@ -75,14 +78,14 @@ __global__ void __launch_bounds__(kLongRowThreads)
   const A log_s = log(s), inverse = A(1) / s;
   for (std::int64_t c = threadIdx.x; c < cols; c += kLongRowThreads) {
     const A d = load_acc(in, c) - m;
-    out[c] = detail::narrow<T>(log_out ? d - log_s : exp(d) * inverse);
+    out[c] = detail::narrow<O>(log_out ? d - log_s : exp(d) * inverse);
   }
 }
 
 // The dim is not the last: one thread per (outer, inner) column, three passes down it.
-template <class T>
+template <class T, class O>
 __global__ void __launch_bounds__(kRowThreads)
-    softmax_columns_kernel(const T* x, T* y, std::int64_t outer, std::int64_t dim, std::int64_t inner, bool log_out) {
+    softmax_columns_kernel(const T* x, O* y, std::int64_t outer, std::int64_t dim, std::int64_t inner, bool log_out) {
   using A = acc_t<T>;
   const std::int64_t k = static_cast<std::int64_t>(blockIdx.x) * kRowThreads + threadIdx.x;
   if (k >= outer * inner) return;
@@ -94,8 +97,28 @@ __global__ void __launch_bounds__(kRowThreads)
   const A log_s = log(s), inverse = A(1) / s;
   for (std::int64_t j = 0; j < dim; ++j) {
     const A d = load_acc(x, base + j * inner) - m;
-    y[base + j * inner] = detail::narrow<T>(log_out ? d - log_s : exp(d) * inverse);
+    y[base + j * inner] = detail::narrow<O>(log_out ? d - log_s : exp(d) * inverse);
   }
+}
+
+// Output O: T, or float for an F32 result of F16/BF16 input.
+template <class T, class O>
+void launch_softmax(bool log_out, const T* in, O* o, const ReduceExtents& e, cudaStream_t stream) {
+  if (e.inner > 1) {
+    softmax_columns_kernel<T, O><<<blocks_for(e.outer * e.inner, kRowThreads), kRowThreads, 0, stream>>>(
+        in, o, e.outer, e.dim, e.inner, log_out);
+  } else {
+    const std::int64_t rows = e.outer, cols = e.dim;
+    const bool vec = rows_vectorisable<T>(cols, {in}) && rows_vectorisable<O>(cols, {o});
+    const bool fits = with_row_shape(cols, 8192, [&](auto shape) {
+      constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
+      softmax_rows_kernel<T, O, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(in, o, rows, cols,
+                                                                                                  log_out, vec);
+    });
+    if (!fits)
+      softmax_long_rows_kernel<T, O><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(in, o, cols, log_out);
+  }
+  FERRITE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -107,23 +130,11 @@ void softmax(Op op, const Buffer& x, const Buffer& out, const ReduceExtents& e, 
       FERRITE_THROW(Unsupported, op_name(op), ": ", dtype_name(x.dtype()), " on cuda");
     } else {
       const bool log_out = op == Op::LogSoftmax;
-      const T* in = x.data_as<const T>();
-      T* o = out.data_as<T>();
-      if (e.inner > 1) {
-        softmax_columns_kernel<T><<<blocks_for(e.outer * e.inner, kRowThreads), kRowThreads, 0, stream>>>(
-            in, o, e.outer, e.dim, e.inner, log_out);
-      } else {
-        const std::int64_t rows = e.outer, cols = e.dim;
-        const bool vec = rows_vectorisable<T>(cols, {in, o});
-        const bool fits = with_row_shape(cols, 8192, [&](auto shape) {
-          constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-          softmax_rows_kernel<T, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(
-              in, o, rows, cols, log_out, vec);
-        });
-        if (!fits)
-          softmax_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(in, o, cols, log_out);
+      if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) {
+        if (out.dtype() == DType::F32)
+          return launch_softmax(log_out, x.data_as<const T>(), out.data_as<float>(), e, stream);
       }
-      FERRITE_CUDA_CHECK_LAUNCH();
+      launch_softmax(log_out, x.data_as<const T>(), out.data_as<T>(), e, stream);
     }
   });
 }
