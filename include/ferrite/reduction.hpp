@@ -1,7 +1,107 @@
 // Reductions, scans, softmax, log-softmax, layer norm and RMS norm (issue #4).
 // Validation happens here (src/frontend/reduction*.cpp); backends receive checked Buffers.
+//
+// Semantics follow PyTorch: `dim` may be negative; keepdim keeps the reduced dim with size 1;
+// integer and Bool sums and products give I64; argmax/argmin give I64 indices of the first
+// occurrence (a NaN counts as the maximum and the minimum); amin/amax/argmax/argmin of an
+// empty extent are errors, sum of nothing is 0, prod 1, mean NaN, any False, all True.
+// Every floating op accumulates in float for F16/BF16/F32 and in double for F64.
 #pragma once
+
+#include <cstdint>
+#include <utility>
 
 #include "ferrite/tensor.hpp"
 
-namespace ferrite {}  // namespace ferrite
+namespace ferrite {
+
+// ---- reductions over every element (rank-0 result) or along one dim ----
+Tensor sum(const Tensor& x);
+Tensor sum(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor mean(const Tensor& x);
+Tensor mean(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// Mixed precision (PyTorch's `dtype=`): an F32 result from an F16 or BF16 input, accumulated
+/// in float and never rounded to the input dtype. `dtype` equal to the plain result dtype
+/// is the plain op; other combinations are Unsupported.
+Tensor sum(const Tensor& x, DType dtype);
+Tensor sum(const Tensor& x, std::int64_t dim, bool keepdim, DType dtype);
+Tensor mean(const Tensor& x, DType dtype);
+Tensor mean(const Tensor& x, std::int64_t dim, bool keepdim, DType dtype);
+Tensor prod(const Tensor& x);
+Tensor prod(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor amin(const Tensor& x);
+Tensor amin(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor amax(const Tensor& x);
+Tensor amax(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// Bool only.
+Tensor any(const Tensor& x);
+Tensor any(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor all(const Tensor& x);
+Tensor all(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// I64 index into the flattened tensor (rank 0), or along `dim`.
+Tensor argmax(const Tensor& x);
+Tensor argmax(const Tensor& x, std::int64_t dim, bool keepdim = false);
+Tensor argmin(const Tensor& x);
+Tensor argmin(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// Extreme over the elements where the Bool `mask` (shape of x) is true. An empty
+/// selection gives the identity: +Inf for amin and -Inf for amax (integer dtypes: their
+/// max and min), as torch.masked does, so no host round trip is needed to report it.
+Tensor masked_amin(const Tensor& x, const Tensor& mask);
+Tensor masked_amin(const Tensor& x, const Tensor& mask, std::int64_t dim, bool keepdim = false);
+Tensor masked_amax(const Tensor& x, const Tensor& mask);
+Tensor masked_amax(const Tensor& x, const Tensor& mask, std::int64_t dim, bool keepdim = false);
+/// Gradient of prod(x) (one-element grad) or prod(x, dim, keepdim) (grad of its shape):
+/// grad * product of the other elements, exact when x holds zeros (no division).
+Tensor prod_backward(const Tensor& grad, const Tensor& x);
+Tensor prod_backward(const Tensor& grad, const Tensor& x, std::int64_t dim, bool keepdim = false);
+
+// ---- inclusive scans along a dim ----
+Tensor cumsum(const Tensor& x, std::int64_t dim);
+Tensor cumprod(const Tensor& x, std::int64_t dim);
+/// Numerically stable: log(sum(exp)) of running values without overflow.
+Tensor logcumsumexp(const Tensor& x, std::int64_t dim);
+/// Running maximum / minimum and the I64 index where it was found (the last of equal
+/// values, and a NaN sticks, as PyTorch).
+std::pair<Tensor, Tensor> cummax(const Tensor& x, std::int64_t dim);
+std::pair<Tensor, Tensor> cummin(const Tensor& x, std::int64_t dim);
+
+// ---- softmax ----
+Tensor softmax(const Tensor& x, std::int64_t dim = -1);
+Tensor log_softmax(const Tensor& x, std::int64_t dim = -1);
+/// Mixed precision (PyTorch's `dtype=`): an F32 result from an F16 or BF16 input, computed in
+/// float and never rounded to the input dtype (the seed's softmax_bf16_f32).
+Tensor softmax(const Tensor& x, std::int64_t dim, DType dtype);
+Tensor log_softmax(const Tensor& x, std::int64_t dim, DType dtype);
+/// From the forward output y: dx = y * (grad - sum(grad * y)).
+Tensor softmax_backward(const Tensor& grad, const Tensor& y, std::int64_t dim = -1);
+/// From the forward output y: dx = grad - exp(y) * sum(grad).
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& y, std::int64_t dim = -1);
+
+// ---- norms over the last dim ----
+struct LayerNormResult {
+  Tensor y;
+  Tensor mean;  // x.shape without its last dim; F32 (F64 for F64 input)
+  Tensor rstd;  // 1 / sqrt(biased variance + eps), same shape and dtype as mean
+};
+struct LayerNormGrads {
+  Tensor dx;
+  Tensor dweight;  // undefined when no weight was given
+  Tensor dbias;    // column sums of grad (what the bias receives)
+};
+struct RmsNormResult {
+  Tensor y;
+  Tensor rstd;  // 1 / sqrt(mean(x^2) + eps)
+};
+struct RmsNormGrads {
+  Tensor dx;
+  Tensor dweight;  // undefined when no weight was given
+};
+
+/// weight and bias are optional (pass Tensor()); each has x.size(-1) elements and x's dtype.
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& weight = {});
+RmsNormResult rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6);
+RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& rstd, const Tensor& weight = {});
+
+}  // namespace ferrite

@@ -1,0 +1,240 @@
+// layer_norm and rms_norm backward on the GPU. With xhat = (x - mean) * rstd, gw = grad * weight:
+//   dx      = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))   (RMS norm: mean = 0, no mean(gw))
+//   dweight = sum over rows of grad * xhat,  dbias = sum over rows of grad.
+// Rows up to 4096 elements: each block owns a fixed set of rows (chosen from the extents
+// only), keeps its columns' dweight/dbias sums in registers while it streams its rows, and
+// writes one partial row per block; a second kernel adds the partials of each column in
+// block order. So grad and x are read once, dx written once, and no atomics are used.
+// Longer rows: dx per row in two passes, the column sums by a separate partial-sum kernel.
+#include <cmath>
+
+#include "core/dtype_dispatch.hpp"
+#include "cuda/reduction/reduction_kernels.cuh"
+#include "cuda/reduction/rowwise_common.cuh"
+
+namespace ferrite::cuda::reduction {
+namespace {
+
+constexpr std::int64_t kMaxPartials = 1024;  // blocks, and so partial rows, at most
+constexpr int kColumnsPerBlock = 32, kLanes = kRowThreads / kColumnsPerBlock;
+
+template <class T>
+struct NormBackwardArgs {
+  using A = acc_t<T>;
+  const T* grad;
+  const T* x;
+  const A* mean;    // null for RMS norm
+  const A* rstd;
+  const T* weight;  // null when absent
+  T* dx;
+  A* partial_dweight;  // [partials, cols]; null when dweight is not wanted
+  A* partial_dbias;    // [partials, cols]; null when dbias is not wanted
+  std::int64_t rows, cols;
+};
+
+template <class T, int G, int N>
+__global__ void __launch_bounds__(kRowThreads)
+    norm_backward_rows_kernel(NormBackwardArgs<T> a, std::int64_t iterations, bool vec) {
+  using A = acc_t<T>;
+  constexpr int kGroups = kRowThreads / G;
+  __shared__ SumPair<A> smem[kRowThreads / 32];
+  __shared__ A column_smem[kGroups > 1 ? kGroups * G : 1];
+  const int group = threadIdx.x / G, t = threadIdx.x % G;
+  const A n_cols = static_cast<A>(a.cols);
+  A w[N];
+  if (a.weight) {
+    load_items<T, G, N>(a.weight, a.cols, t, vec, w, A(1));
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) w[n] = 1;
+  }
+  A dw[N], db[N];
+#pragma unroll
+  for (int n = 0; n < N; ++n) dw[n] = db[n] = 0;
+  for (std::int64_t it = 0; it < iterations; ++it) {
+    const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
+    const bool active = row < a.rows;
+    A xv[N], gv[N];
+#pragma unroll
+    for (int n = 0; n < N; ++n) xv[n] = gv[n] = 0;
+    A mu = 0, r = 0;
+    if (active) {
+      load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, xv, A(0));
+      load_items<T, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv, A(0));
+      if (a.mean) mu = a.mean[row];
+      r = a.rstd[row];
+    }
+    SumPair<A> s{0, 0};
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      xv[n] = (xv[n] - mu) * r;  // xhat
+      s.a += gv[n] * w[n];
+      s.b += gv[n] * w[n] * xv[n];
+    }
+    s = group_reduce(s, G, smem, AddPair{});
+    if (active) {
+      const A mean_gw = a.mean ? s.a / n_cols : A(0), mean_gw_xhat = s.b / n_cols;
+      A out[N];
+#pragma unroll
+      for (int n = 0; n < N; ++n) {
+        out[n] = r * (gv[n] * w[n] - mean_gw - xv[n] * mean_gw_xhat);
+        dw[n] += gv[n] * xv[n];
+        db[n] += gv[n];
+      }
+      store_items<T, G, N>(a.dx + row * a.cols, a.cols, t, vec, out);
+    }
+  }
+  // One partial row per block: the groups of a block add up in group order.
+  auto write_partial = [&](A* partial, const A (&sums)[N]) {
+    if (!partial) return;
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      A total = sums[n];
+      if constexpr (kGroups > 1) {
+        __syncthreads();
+        column_smem[threadIdx.x] = sums[n];
+        __syncthreads();
+        total = column_smem[t];
+        for (int k = 1; k < kGroups; ++k) total += column_smem[k * G + t];
+      }
+      const std::int64_t c = item_column<T, G, N>(n, t, vec);
+      if (group == 0 && c < a.cols) partial[static_cast<std::int64_t>(blockIdx.x) * a.cols + c] = total;
+    }
+  };
+  write_partial(a.partial_dweight, dw);
+  write_partial(a.partial_dbias, db);
+}
+
+// Long rows: dx of one row per block, two passes.
+template <class T>
+__global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T> a) {
+  using A = acc_t<T>;
+  __shared__ SumPair<A> smem[kLongRowThreads / 32];
+  const std::int64_t row = blockIdx.x, base = row * a.cols;
+  const A mu = a.mean ? a.mean[row] : A(0), r = a.rstd[row];
+  auto weight = [&](std::int64_t c) { return a.weight ? load_acc(a.weight, c) : A(1); };
+  SumPair<A> s{0, 0};
+  for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
+    const A gw = load_acc(a.grad, base + c) * weight(c);
+    s.a += gw;
+    s.b += gw * (load_acc(a.x, base + c) - mu) * r;
+  }
+  s = group_reduce(s, kLongRowThreads, smem, AddPair{});
+  const A n_cols = static_cast<A>(a.cols);
+  const A mean_gw = a.mean ? s.a / n_cols : A(0), mean_gw_xhat = s.b / n_cols;
+  for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
+    const A xhat = (load_acc(a.x, base + c) - mu) * r;
+    a.dx[base + c] = detail::narrow<T>(r * (load_acc(a.grad, base + c) * weight(c) - mean_gw - xhat * mean_gw_xhat));
+  }
+}
+
+// Long rows: the column sums over a contiguous slice of rows per blockIdx.y.
+template <class T>
+__global__ void __launch_bounds__(kRowThreads) norm_backward_column_partials_kernel(NormBackwardArgs<T> a,
+                                                                                    std::int64_t rows_per_part) {
+  using A = acc_t<T>;
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kRowThreads + threadIdx.x;
+  if (c >= a.cols) return;
+  const std::int64_t first = blockIdx.y * rows_per_part;
+  const std::int64_t last = first + rows_per_part < a.rows ? first + rows_per_part : a.rows;
+  A dw = 0, db = 0;
+  for (std::int64_t row = first; row < last; ++row) {
+    const A g = load_acc(a.grad, row * a.cols + c);
+    const A mu = a.mean ? a.mean[row] : A(0);
+    dw += g * (load_acc(a.x, row * a.cols + c) - mu) * a.rstd[row];
+    db += g;
+  }
+  if (a.partial_dweight) a.partial_dweight[blockIdx.y * a.cols + c] = dw;
+  if (a.partial_dbias) a.partial_dbias[blockIdx.y * a.cols + c] = db;
+}
+
+// dweight[c] / dbias[c] = the partials of column c added in partial order: 32 columns per
+// block, 8 lanes over the partials, the lanes combined in lane order.
+template <class T>
+__global__ void __launch_bounds__(kRowThreads)
+    sum_partials_kernel(const acc_t<T>* partial, T* out, std::int64_t parts, std::int64_t cols) {
+  using A = acc_t<T>;
+  __shared__ A lanes[kLanes][kColumnsPerBlock];
+  const int col_in_block = threadIdx.x % kColumnsPerBlock, lane = threadIdx.x / kColumnsPerBlock;
+  const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kColumnsPerBlock + col_in_block;
+  A s = 0;
+  if (c < cols)
+    for (std::int64_t p = lane; p < parts; p += kLanes) s += partial[p * cols + c];
+  lanes[lane][col_in_block] = s;
+  __syncthreads();
+  if (lane == 0 && c < cols) {
+    for (int k = 1; k < kLanes; ++k) s += lanes[k][col_in_block];
+    out[c] = detail::narrow<T>(s);
+  }
+}
+
+}  // namespace
+
+void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
+                   const Buffer& weight, const Buffer& dx, const Buffer& dweight, const Buffer& dbias,
+                   std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  detail::visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_floating_point_v<acc_t<T>> || detail::is_complex_v<T>) {
+      FERRITE_THROW(Unsupported, centred ? "layer_norm_backward: " : "rms_norm_backward: ", dtype_name(x.dtype()),
+                    " on cuda");
+    } else {
+      using A = acc_t<T>;
+      NormBackwardArgs<T> a{grad.data_as<const T>(),
+                            x.data_as<const T>(),
+                            centred ? mean.data_as<const A>() : nullptr,
+                            rstd.data_as<const A>(),
+                            weight.defined() ? weight.data_as<const T>() : nullptr,
+                            dx.data_as<T>(),
+                            nullptr,
+                            nullptr,
+                            rows,
+                            cols};
+      const bool vec = rows_vectorisable<T>(cols, {a.grad, a.x, a.weight, a.dx});
+      // How many partial rows: fixed by the extents only (determinism).
+      std::int64_t parts = 0;
+      const bool fits = with_row_shape(cols, 4096, [&](auto shape) {
+        constexpr int G = decltype(shape)::kGroup;
+        parts = std::min<std::int64_t>(kMaxPartials, (rows + kRowThreads / G - 1) / (kRowThreads / G));
+      });
+      if (!fits) parts = std::min<std::int64_t>(kMaxPartials / 8, rows);
+      auto dw_storage = dweight.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
+      auto db_storage = dbias.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
+      a.partial_dweight = dw_storage ? static_cast<A*>(dw_storage->data()) : nullptr;
+      a.partial_dbias = db_storage ? static_cast<A*>(db_storage->data()) : nullptr;
+      if (fits) {
+        with_row_shape(cols, 4096, [&](auto shape) {
+          constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
+          const std::int64_t rows_per_pass = parts * (kRowThreads / G);
+          const std::int64_t iterations = (rows + rows_per_pass - 1) / rows_per_pass;
+          norm_backward_rows_kernel<T, G, N><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations,
+                                                                                                     vec);
+        });
+        FERRITE_CUDA_CHECK_LAUNCH();
+      } else {
+        norm_backward_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
+        FERRITE_CUDA_CHECK_LAUNCH();
+        if (a.partial_dweight || a.partial_dbias) {
+          const std::int64_t rows_per_part = (rows + parts - 1) / parts;
+          parts = (rows + rows_per_part - 1) / rows_per_part;
+          const dim3 grid(static_cast<unsigned>(blocks_for(cols, kRowThreads)), static_cast<unsigned>(parts));
+          norm_backward_column_partials_kernel<T><<<grid, kRowThreads, 0, stream>>>(a, rows_per_part);
+          FERRITE_CUDA_CHECK_LAUNCH();
+        }
+      }
+      const unsigned column_blocks = static_cast<unsigned>(blocks_for(cols, kColumnsPerBlock));
+      if (a.partial_dweight) {
+        sum_partials_kernel<T><<<column_blocks, kRowThreads, 0, stream>>>(a.partial_dweight, dweight.data_as<T>(),
+                                                                          parts, cols);
+        FERRITE_CUDA_CHECK_LAUNCH();
+      }
+      if (a.partial_dbias) {
+        sum_partials_kernel<T><<<column_blocks, kRowThreads, 0, stream>>>(a.partial_dbias, dbias.data_as<T>(), parts,
+                                                                          cols);
+        FERRITE_CUDA_CHECK_LAUNCH();
+      }
+    }
+  });
+}
+
+}  // namespace ferrite::cuda::reduction

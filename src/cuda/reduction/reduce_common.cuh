@@ -1,0 +1,109 @@
+// Device helpers shared by the reduction group's kernels. Include only from .cu files.
+//
+// Determinism: every combination below happens in an order fixed by the launch shape and
+// the extents (shuffle trees, then warps in index order), never by timing, and the launch
+// shape depends only on the extents. So the same inputs give the same bits on every run.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+
+#include "core/numeric.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+
+namespace ferrite::cuda::reduction {
+
+/// Accumulator of each storage type: float for F32/F16/BF16 (as PyTorch), double for F64,
+/// int64 for integers and Bool.
+template <class T>
+using acc_t = std::conditional_t<std::is_same_v<T, double>, double,
+                                 std::conditional_t<std::is_floating_point_v<detail::wide_t<T>>, float, std::int64_t>>;
+
+template <class T>
+__device__ __forceinline__ acc_t<T> load_acc(const T* p, std::int64_t i) {
+  return static_cast<acc_t<T>>(detail::widen(p[i]));
+}
+
+/// 16 bytes of T: the widest load one instruction serves.
+template <class T>
+struct alignas(16) Vec16 {
+  static constexpr int kSize = 16 / sizeof(T);
+  T v[kSize];
+};
+
+template <class T>
+__host__ __device__ constexpr T lowest_value() {
+  if constexpr (std::is_floating_point_v<T>) return -std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::lowest();
+}
+template <class T>
+__host__ __device__ constexpr T highest_value() {
+  if constexpr (std::is_floating_point_v<T>) return std::numeric_limits<T>::infinity();
+  else return std::numeric_limits<T>::max();
+}
+
+/// Any trivially copyable value of a multiple of 4 bytes, moved between lanes word by word.
+template <class A>
+__device__ __forceinline__ A shfl_down(A v, int offset) {
+  static_assert(sizeof(A) % 4 == 0, "shuffled values are whole words");
+  constexpr int kWords = sizeof(A) / 4;
+  int words[kWords];
+  memcpy(words, &v, sizeof(A));
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) words[w] = __shfl_down_sync(0xffffffffu, words[w], offset);
+  memcpy(&v, words, sizeof(A));
+  return v;
+}
+template <class A>
+__device__ __forceinline__ A shfl_from(A v, int lane) {
+  constexpr int kWords = sizeof(A) / 4;
+  int words[kWords];
+  memcpy(words, &v, sizeof(A));
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) words[w] = __shfl_sync(0xffffffffu, words[w], lane);
+  memcpy(&v, words, sizeof(A));
+  return v;
+}
+
+/// Combines `a` over a group of `group` consecutive threads (a power of two, >= 32, dividing
+/// blockDim.x) and returns the result to every thread of the group. `smem` holds one value per
+/// warp of the block. Every thread of the block must call it (it synchronises the block when
+/// group > 32).
+template <class A, class Merge>
+__device__ __forceinline__ A group_reduce(A a, int group, A* smem, Merge merge) {
+#pragma unroll
+  for (int offset = 16; offset > 0; offset >>= 1) a = merge(a, shfl_down(a, offset));
+  a = shfl_from(a, 0);
+  if (group == 32) return a;
+  const int warp = threadIdx.x / 32;
+  __syncthreads();  // smem may still be read by a previous call
+  if (threadIdx.x % 32 == 0) smem[warp] = a;
+  __syncthreads();
+  const int first = (threadIdx.x / group) * (group / 32);
+  a = smem[first];
+  for (int k = 1; k < group / 32; ++k) a = merge(a, smem[first + k]);
+  return a;
+}
+
+struct AddOp {
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return a + b;
+  }
+};
+struct MaxOp {  // NaN-propagating
+  template <class A>
+  __device__ __forceinline__ A operator()(A a, A b) const {
+    return (a != a || a > b) ? a : b;
+  }
+};
+
+inline int blocks_for(std::int64_t work, int per_block) {
+  return static_cast<int>((work + per_block - 1) / per_block);
+}
+
+}  // namespace ferrite::cuda::reduction

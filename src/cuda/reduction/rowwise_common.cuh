@@ -1,0 +1,147 @@
+// Helpers of the row-wise kernels (softmax and the norms). Include only from .cu files.
+//
+// Rows up to 8192 elements live in registers: a group of G threads (a warp, or the whole
+// 256-thread block) owns a row and each thread holds N of its elements, so the row is read
+// from memory once and written once. Aligned rows (cols a multiple of the 16-byte vector and
+// 16-byte aligned buffers) move as 16-byte vectors: thread t holds vectors t, t + G, ...;
+// other rows use coalesced scalar accesses: thread t holds elements t, t + G, ...
+// Longer rows take a looping path (one block per row, several passes over memory).
+#pragma once
+
+#include <type_traits>
+
+#include "cuda/reduction/reduce_common.cuh"
+
+namespace ferrite::cuda::reduction {
+
+inline constexpr int kRowThreads = 256;
+/// Rows longer than the register paths take: one block of 1024 threads per row, so that the
+/// few such rows a tensor has ([256, 262144]) still fill the GPU.
+inline constexpr int kLongRowThreads = 1024;
+
+template <int G, int N>
+struct RowShape {
+  static constexpr int kGroup = G;
+  static constexpr int kItems = N;
+};
+
+/// Calls f(RowShape<G, N>{}) with the smallest register shape that holds `cols` elements
+/// among those up to `max_cols`, or returns false when the row is longer.
+template <class F>
+bool with_row_shape(std::int64_t cols, std::int64_t max_cols, F&& f) {
+  if (cols > max_cols) return false;
+  if (cols <= 128) f(RowShape<32, 4>{});
+  else if (cols <= 512) f(RowShape<32, 16>{});
+  else if (cols <= 1024) f(RowShape<256, 4>{});
+  else if (cols <= 4096) f(RowShape<256, 16>{});
+  else f(RowShape<256, 32>{});
+  return true;
+}
+
+/// Whether every row of `cols` elements of T starts 16-byte aligned in every buffer given.
+template <class T>
+bool rows_vectorisable(std::int64_t cols, std::initializer_list<const void*> buffers) {
+  if ((cols * static_cast<std::int64_t>(sizeof(T))) % 16 != 0) return false;
+  for (const void* p : buffers)
+    if (p && reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
+  return true;
+}
+
+/// Column of item n of thread t (see the file comment).
+template <class T, int G, int N>
+__device__ __forceinline__ std::int64_t item_column(int n, int t, bool vec) {
+  constexpr int kV = Vec16<T>::kSize;
+  if (N % kV == 0 && vec) return (static_cast<std::int64_t>(n / kV) * G + t) * kV + n % kV;
+  return static_cast<std::int64_t>(n) * G + t;
+}
+
+template <class T, int G, int N, class A>
+__device__ __forceinline__ void load_items(const T* row, std::int64_t cols, int t, bool vec, A (&v)[N], A fill) {
+  constexpr int kV = Vec16<T>::kSize;
+  if (N % kV == 0 && vec) {
+#pragma unroll
+    for (int q = 0; q < N / kV; ++q) {
+      const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+      if (first < cols) {
+        const Vec16<T> pack = *reinterpret_cast<const Vec16<T>*>(row + first);
+#pragma unroll
+        for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
+      } else {
+#pragma unroll
+        for (int k = 0; k < kV; ++k) v[q * kV + k] = fill;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+      v[n] = c < cols ? static_cast<A>(detail::widen(row[c])) : fill;
+    }
+  }
+}
+
+template <class T, int G, int N, class A>
+__device__ __forceinline__ void store_items(T* row, std::int64_t cols, int t, bool vec, const A (&v)[N]) {
+  constexpr int kV = Vec16<T>::kSize;
+  if (N % kV == 0 && vec) {
+#pragma unroll
+    for (int q = 0; q < N / kV; ++q) {
+      const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+      if (first < cols) {
+        Vec16<T> pack;
+#pragma unroll
+        for (int k = 0; k < kV; ++k) pack.v[k] = detail::narrow<T>(v[q * kV + k]);
+        *reinterpret_cast<Vec16<T>*>(row + first) = pack;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+      if (c < cols) row[c] = detail::narrow<T>(v[n]);
+    }
+  }
+}
+
+/// store_items for an output type O wider than T (an F32 result of F16/BF16 input): item n
+/// goes to the column it was loaded from (T's layout), a vector of T's items becoming
+/// sizeof(O) / sizeof(T) vectors of O.
+template <class T, class O, int G, int N, class A>
+__device__ __forceinline__ void store_items_widened(O* row, std::int64_t cols, int t, bool vec, const A (&v)[N]) {
+  constexpr int kV = Vec16<T>::kSize, kOV = Vec16<O>::kSize;
+  static_assert(kV % kOV == 0, "O is at least as wide as T");
+  if (N % kV == 0 && vec) {
+#pragma unroll
+    for (int q = 0; q < N / kV; ++q) {
+      const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+      if (first >= cols) continue;
+#pragma unroll
+      for (int h = 0; h < kV / kOV; ++h) {
+        Vec16<O> pack;
+#pragma unroll
+        for (int k = 0; k < kOV; ++k) pack.v[k] = detail::narrow<O>(v[q * kV + h * kOV + k]);
+        *reinterpret_cast<Vec16<O>*>(row + first + h * kOV) = pack;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+      if (c < cols) row[c] = detail::narrow<O>(v[n]);
+    }
+  }
+}
+
+/// Two sums reduced together (one pass through shared memory instead of two).
+template <class A>
+struct SumPair {
+  A a, b;
+};
+struct AddPair {
+  template <class A>
+  __device__ __forceinline__ SumPair<A> operator()(SumPair<A> x, SumPair<A> y) const {
+    return {x.a + y.a, x.b + y.b};
+  }
+};
+
+}  // namespace ferrite::cuda::reduction

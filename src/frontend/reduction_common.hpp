@@ -1,0 +1,17 @@
+// Dim handling shared by the reduction front-end files: a dim becomes [outer, dim, inner].
+#pragma once
+
+#include "ferrite/backend_families/reduction_ops.hpp"
+#include "ferrite/tensor.hpp"
+
+namespace ferrite::frontend {
+
+/// `dim` wrapped into [0, rank) (rank 0 accepts 0 and -1, as PyTorch); IndexOutOfRange
+/// naming the op and the shape otherwise.
+std::int64_t wrap_dim(const char* op, const Tensor& x, std::int64_t dim);
+/// [outer, shape[dim], inner] of x around the (wrapped) dim; rank 0 gives [1, 1, 1].
+ReduceExtents extents_around(const Tensor& x, std::int64_t wrapped_dim);
+/// x's shape with `dim` removed, or kept with size 1.
+Shape reduced_shape(const Tensor& x, std::int64_t wrapped_dim, bool keepdim);
+
+}  // namespace ferrite::frontend

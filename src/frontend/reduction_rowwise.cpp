@@ -1,0 +1,180 @@
+// Front end of softmax, log-softmax and the norms (forward and backward).
+#include <optional>
+
+#include "core/reduction_support.hpp"
+#include "ferrite/reduction.hpp"
+#include "frontend/checks.hpp"
+#include "frontend/reduction_common.hpp"
+
+namespace ferrite {
+namespace {
+
+const char* name_of(Op op) { return op_name(op).data(); }
+
+Tensor softmax_impl(Op op, const Tensor& x, std::int64_t dim, std::optional<DType> dtype = std::nullopt) {
+  const char* name = name_of(op);
+  frontend::check_defined(name, {&x});
+  frontend::check_supported(op, x.dtype(), x.device());
+  const std::int64_t d = frontend::wrap_dim(name, x, dim);
+  const DType out_dtype = dtype.value_or(x.dtype());
+  FERRITE_CHECK(out_dtype == x.dtype() || (is_half_precision(x.dtype()) && out_dtype == DType::F32), Unsupported, name,
+                ": dtype ", dtype_name(out_dtype), " requested for input ", x.description(),
+                "; only the input's dtype or F32 from an F16/BF16 input is supported");
+  Tensor out = frontend::allocate(x.shape(), out_dtype, x.device());
+  if (out.numel() > 0) backend(x.device()).reductions().softmax(op, x.buffer(), out.buffer(), frontend::extents_around(x, d));
+  return out;
+}
+
+Tensor softmax_backward_impl(Op op, const Tensor& grad, const Tensor& y, std::int64_t dim) {
+  const char* name = name_of(op);
+  frontend::check_defined(name, {&grad, &y});
+  frontend::check_same_device(name, {&grad, &y});
+  frontend::check_same_dtype(name, {&grad, &y});
+  FERRITE_CHECK(grad.shape() == y.shape(), ShapeMismatch, name, ": grad is ", grad.description(),
+                " but the forward output is ", y.description(), " (shapes must match)");
+  frontend::check_supported(op, y.dtype(), y.device());
+  const std::int64_t d = frontend::wrap_dim(name, y, dim);
+  Tensor dx = frontend::allocate(y.shape(), y.dtype(), y.device());
+  if (dx.numel() > 0)
+    backend(y.device()).reductions().softmax_backward(op, grad.buffer(), y.buffer(), dx.buffer(),
+                                                      frontend::extents_around(y, d));
+  return dx;
+}
+
+// Norms normalise the last dim: rows = every other element, cols = its extent.
+struct RowsCols {
+  std::int64_t rows, cols;
+  Shape stat_shape;
+};
+
+RowsCols rows_cols(const char* name, const Tensor& x) {
+  FERRITE_CHECK(x.dim() >= 1, InvalidArgument, name, ": input ", x.description(),
+                " has no dim to normalise (rank 0)");
+  const std::int64_t cols = x.shape().back();
+  FERRITE_CHECK(cols >= 1, InvalidArgument, name, ": input ", x.description(), " has an empty last dim");
+  Shape stat(x.shape().begin(), x.shape().end() - 1);
+  return {x.numel() / cols, cols, stat};
+}
+
+void check_affine(const char* name, const char* what, const Tensor& p, const Tensor& x, std::int64_t cols) {
+  if (!p.defined()) return;
+  frontend::check_same_device(name, {&x, &p});
+  FERRITE_CHECK(p.dtype() == x.dtype(), DTypeMismatch, name, ": ", what, " is ", p.description(), ", expected dtype ",
+                dtype_name(x.dtype()), " (input ", x.description(), ")");
+  FERRITE_CHECK(p.dim() == 1 && p.numel() == cols, ShapeMismatch, name, ": ", what, " is ", p.description(),
+                ", expected [", cols, "] (input ", x.description(), ")");
+}
+
+void check_stat(const char* name, const char* what, const Tensor& s, const Tensor& x, const RowsCols& rc) {
+  frontend::check_defined(name, {&s});
+  frontend::check_same_device(name, {&x, &s});
+  const DType want = detail::norm_stat_dtype(x.dtype());
+  FERRITE_CHECK(s.dtype() == want, DTypeMismatch, name, ": ", what, " is ", s.description(), ", expected dtype ",
+                dtype_name(want), " (input ", x.description(), ")");
+  FERRITE_CHECK(s.numel() == rc.rows, ShapeMismatch, name, ": ", what, " is ", s.description(), ", expected ",
+                rc.rows, " elements, one per row (input ", x.description(), ")");
+}
+
+void check_grad(const char* name, const Tensor& grad, const Tensor& x) {
+  frontend::check_defined(name, {&grad, &x});
+  frontend::check_same_device(name, {&grad, &x});
+  frontend::check_same_dtype(name, {&grad, &x});
+  FERRITE_CHECK(grad.shape() == x.shape(), ShapeMismatch, name, ": grad is ", grad.description(), " but input is ",
+                x.description(), " (shapes must match)");
+}
+
+Buffer buffer_or_none(const Tensor& t) { return t.defined() ? t.buffer() : Buffer(); }
+
+}  // namespace
+
+Tensor softmax(const Tensor& x, std::int64_t dim) { return softmax_impl(Op::Softmax, x, dim); }
+Tensor log_softmax(const Tensor& x, std::int64_t dim) { return softmax_impl(Op::LogSoftmax, x, dim); }
+Tensor softmax(const Tensor& x, std::int64_t dim, DType dtype) { return softmax_impl(Op::Softmax, x, dim, dtype); }
+Tensor log_softmax(const Tensor& x, std::int64_t dim, DType dtype) {
+  return softmax_impl(Op::LogSoftmax, x, dim, dtype);
+}
+Tensor softmax_backward(const Tensor& grad, const Tensor& y, std::int64_t dim) {
+  return softmax_backward_impl(Op::SoftmaxBackward, grad, y, dim);
+}
+Tensor log_softmax_backward(const Tensor& grad, const Tensor& y, std::int64_t dim) {
+  return softmax_backward_impl(Op::LogSoftmaxBackward, grad, y, dim);
+}
+
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+  const char* name = "layer_norm";
+  frontend::check_defined(name, {&x});
+  frontend::check_supported(Op::LayerNorm, x.dtype(), x.device());
+  const RowsCols rc = rows_cols(name, x);
+  check_affine(name, "weight", weight, x, rc.cols);
+  check_affine(name, "bias", bias, x, rc.cols);
+  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " is negative");
+  LayerNormResult r;
+  r.y = frontend::allocate(x.shape(), x.dtype(), x.device());
+  r.mean = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
+  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
+  if (rc.rows > 0)
+    backend(x.device()).reductions().layer_norm(x.buffer(), buffer_or_none(weight), buffer_or_none(bias), r.y.buffer(),
+                                                r.mean.buffer(), r.rstd.buffer(), rc.rows, rc.cols, eps);
+  return r;
+}
+
+LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& mean, const Tensor& rstd,
+                                   const Tensor& weight) {
+  const char* name = "layer_norm_backward";
+  check_grad(name, grad, x);
+  frontend::check_supported(Op::LayerNormBackward, x.dtype(), x.device());
+  const RowsCols rc = rows_cols(name, x);
+  check_stat(name, "mean", mean, x, rc);
+  check_stat(name, "rstd", rstd, x, rc);
+  check_affine(name, "weight", weight, x, rc.cols);
+  LayerNormGrads g;
+  g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
+  if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
+  g.dbias = frontend::allocate({rc.cols}, x.dtype(), x.device());
+  if (rc.rows == 0) {  // nothing flows back: the parameter gradients are zero
+    g.dbias = zeros({rc.cols}, x.dtype(), x.device());
+    if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
+    return g;
+  }
+  backend(x.device()).reductions().layer_norm_backward(grad.buffer(), x.buffer(), mean.buffer(), rstd.buffer(),
+                                                       buffer_or_none(weight), g.dx.buffer(), buffer_or_none(g.dweight),
+                                                       g.dbias.buffer(), rc.rows, rc.cols);
+  return g;
+}
+
+RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps) {
+  const char* name = "rms_norm";
+  frontend::check_defined(name, {&x});
+  frontend::check_supported(Op::RmsNorm, x.dtype(), x.device());
+  const RowsCols rc = rows_cols(name, x);
+  check_affine(name, "weight", weight, x, rc.cols);
+  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " is negative");
+  RmsNormResult r;
+  r.y = frontend::allocate(x.shape(), x.dtype(), x.device());
+  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
+  if (rc.rows > 0)
+    backend(x.device()).reductions().rms_norm(x.buffer(), buffer_or_none(weight), r.y.buffer(), r.rstd.buffer(), rc.rows,
+                                              rc.cols, eps);
+  return r;
+}
+
+RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& rstd, const Tensor& weight) {
+  const char* name = "rms_norm_backward";
+  check_grad(name, grad, x);
+  frontend::check_supported(Op::RmsNormBackward, x.dtype(), x.device());
+  const RowsCols rc = rows_cols(name, x);
+  check_stat(name, "rstd", rstd, x, rc);
+  check_affine(name, "weight", weight, x, rc.cols);
+  RmsNormGrads g;
+  g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
+  if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
+  if (rc.rows == 0) {
+    if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
+    return g;
+  }
+  backend(x.device()).reductions().rms_norm_backward(grad.buffer(), x.buffer(), rstd.buffer(), buffer_or_none(weight),
+                                                     g.dx.buffer(), buffer_or_none(g.dweight), rc.rows, rc.cols);
+  return g;
+}
+
+}  // namespace ferrite

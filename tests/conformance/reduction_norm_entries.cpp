@@ -1,0 +1,291 @@
+// Conformance entries of layer_norm and rms_norm, forward and backward (the backward also
+// against finite differences of the host norm, in F64).
+#include <functional>
+
+#include "conformance/reduction_test_support.hpp"
+
+namespace ferrite::conformance {
+namespace {
+
+using namespace reduction_support;
+
+DType stat_dtype(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
+
+// Case layout: inputs {x, weight, bias, grad} (all defined: the harness moves every input to
+// the device); ints {weight used, bias used}; reals {eps}.
+struct NormCase {
+  Shape shape;
+  bool weight, bias;
+  double eps;
+};
+
+std::vector<Case> norm_cases(DType d, Rng& rng, bool centred) {
+  const std::vector<NormCase> shapes = {
+      {{5, 7}, true, true, 1e-5},      {{3, 1}, true, true, 1e-5},       {{4, 1025}, true, false, 1e-5},
+      {{3, 4096}, true, true, 1e-5},   {{2, 262144}, true, true, 1e-5},  {{300, 128}, true, true, 1e-5},
+      {{64, 512}, false, false, 1e-3}, {{9, 1000}, true, true, 1e-5},   {{16, 2048}, false, true, 1e-5},
+      {{8, 8192}, true, true, 1e-5},   {{4, 8193}, true, false, 1e-5},  {{2, 3, 64}, true, true, 0.1},
+      {{0, 16}, true, true, 1e-5},     {{7}, true, true, 1e-5},          {{1, 1048576}, false, false, 1e-5},
+  };
+  std::vector<Case> cases;
+  auto add = [&](const std::string& label, const Tensor& x, const NormCase& n) {
+    const std::int64_t cols = x.shape().back();
+    cases.push_back({label,
+                     {x, random({cols}, d, rng, 0.5, 2), random({cols}, d, rng), random(x.shape(), d, rng)},
+                     {n.weight ? 1 : 0, n.bias && centred ? 1 : 0},
+                     {n.eps}});
+  };
+  for (const NormCase& n : shapes)
+    add(shape_str(n.shape) + (n.weight ? " weight" : "") + (n.bias && centred ? " bias" : ""), random(n.shape, d, rng), n);
+  add("all equal [4, 1025]", all_equal({4, 1025}, d), {{4, 1025}, true, true, 1e-5});
+  add("offset rows [6, 4096] (mean 100)", random({6, 4096}, d, rng, 96, 104), {{6, 4096}, true, true, 1e-5});
+  return cases;
+}
+
+struct RefStats {
+  std::vector<long double> mean, rstd;  // rounded to the statistics dtype, as stored
+};
+
+// Statistics of each row, exactly, then rounded to the dtype the backend stores them in.
+RefStats ref_stats(const std::vector<long double>& x, std::int64_t rows, std::int64_t cols, bool centred, double eps, DType d) {
+  RefStats s{std::vector<long double>(rows), std::vector<long double>(rows)};
+  for (std::int64_t r = 0; r < rows; ++r) {
+    long double mu = 0;
+    if (centred) {
+      for (std::int64_t c = 0; c < cols; ++c) mu += x[r * cols + c];
+      mu /= cols;
+    }
+    long double var = 0;
+    for (std::int64_t c = 0; c < cols; ++c) var += (x[r * cols + c] - mu) * (x[r * cols + c] - mu);
+    s.mean[r] = reference::round_to(stat_dtype(d), mu);
+    s.rstd[r] = reference::round_to(stat_dtype(d), 1 / std::sqrt(var / cols + static_cast<long double>(eps)));
+  }
+  return s;
+}
+
+// The optional operands of a case: weight and bias when its flags say they are used.
+Tensor weight_of(const Case& c) { return c.ints[0] ? c.inputs[1] : Tensor(); }
+Tensor bias_of(const Case& c) { return c.ints[1] ? c.inputs[2] : Tensor(); }
+
+std::vector<long double> values_or(const Tensor& t, std::int64_t n, long double fill) {
+  return t.defined() ? reference::values(t) : std::vector<long double>(static_cast<std::size_t>(n), fill);
+}
+
+// y from the given statistics (the documented behaviour: y uses the stored mean and rstd).
+std::vector<long double> ref_norm_output(const std::vector<long double>& x, const RefStats& s, const std::vector<long double>& w,
+                                         const std::vector<long double>& b, std::int64_t rows, std::int64_t cols) {
+  std::vector<long double> y(x.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) y[r * cols + c] = (x[r * cols + c] - s.mean[r]) * s.rstd[r] * w[c] + b[c];
+  return y;
+}
+
+Shape stat_shape(const Shape& s) { return Shape(s.begin(), s.end() - 1); }
+
+std::vector<ErrorCase> norm_errors(const std::string& name, bool centred, DType d) {
+  auto forward = [centred](const Tensor& x, const Tensor& w, const Tensor& b) {
+    if (centred) layer_norm(x, w, b);
+    else rms_norm(x, w);
+  };
+  const DType other = d == DType::F64 ? DType::F32 : DType::F64;
+  std::vector<ErrorCase> errors = {
+      {"weight of the wrong length", [=](Device dev) { forward(zeros({8, 512}, d, dev), zeros({511}, d, dev), Tensor()); },
+       ErrorKind::ShapeMismatch, name + ": weight is [511] " + std::string(dtype_name(d))},
+      {"weight of another dtype", [=](Device dev) { forward(zeros({8, 4}, d, dev), zeros({4}, other, dev), Tensor()); },
+       ErrorKind::DTypeMismatch, name + ": weight is [4] " + std::string(dtype_name(other))},
+      {"rank 0 input", [=](Device dev) { forward(zeros({}, d, dev), Tensor(), Tensor()); }, ErrorKind::InvalidArgument,
+       name + ": input [] "},
+      {"integer input", [=](Device dev) { forward(zeros({2, 3}, DType::I32, dev), Tensor(), Tensor()); },
+       ErrorKind::Unsupported, name + ": dtype I32 is not supported"},
+  };
+  if (centred)
+    errors.push_back({"bias of the wrong length", [=](Device dev) { layer_norm(zeros({8, 4}, d, dev), Tensor(), zeros({5}, d, dev)); },
+                      ErrorKind::ShapeMismatch, "layer_norm: bias is [5]"});
+  return errors;
+}
+
+Entry norm_forward_entry(bool centred) {
+  const std::string name = centred ? "layer_norm" : "rms_norm";
+  Entry e;
+  e.op = name;
+  e.dtypes = kFloatTypes;
+  e.cases = [centred](DType d, Rng& rng) { return norm_cases(d, rng, centred); };
+  e.run_outputs = [centred](const Case& c) {
+    if (centred) {
+      auto r = layer_norm(c.inputs[0], weight_of(c), bias_of(c), c.reals[0]);
+      return std::vector<Tensor>{r.y, r.mean, r.rstd};
+    }
+    auto r = rms_norm(c.inputs[0], weight_of(c), c.reals[0]);
+    return std::vector<Tensor>{r.y, r.rstd};
+  };
+  e.reference_outputs = [centred](const Case& c) {
+    const Tensor& x = c.inputs[0];
+    const std::int64_t cols = x.shape().back(), rows = x.numel() / cols;
+    const auto xv = reference::values(x);
+    const RefStats s = ref_stats(xv, rows, cols, centred, c.reals[0], x.dtype());
+    const auto y = ref_norm_output(xv, s, values_or(weight_of(c), cols, 1), values_or(bias_of(c), cols, 0), rows, cols);
+    std::vector<Tensor> out = {reference::from_values(y, x.shape(), x.dtype())};
+    if (centred) out.push_back(reference::from_values(s.mean, stat_shape(x.shape()), stat_dtype(x.dtype())));
+    out.push_back(reference::from_values(s.rstd, stat_shape(x.shape()), stat_dtype(x.dtype())));
+    return out;
+  };
+  e.reference_tolerance = cpu_rounding;
+  // y: float arithmetic on each element; the statistics: float sums over the row.
+  e.output_backend_tolerance = [](DType d, std::size_t output) {
+    if (output > 0) return accumulated(stat_dtype(d));
+    return d == DType::F32 ? Tolerance{1e-5, 1e-5} : accumulated(d);
+  };
+  e.errors = [name, centred](DType d) { return norm_errors(name, centred, d); };
+  return e;
+}
+
+FERRITE_CONFORMANCE(norm_forward_entry(true));
+FERRITE_CONFORMANCE(norm_forward_entry(false));
+
+// ---- backward: forward on the backend (its mean and rstd are reused), then backward ----
+
+std::vector<Tensor> run_backward(const Case& c, bool centred) {
+  const Tensor x = c.inputs[0], w = weight_of(c), b = bias_of(c), g = c.inputs[3];
+  if (centred) {
+    auto f = layer_norm(x, w, b, c.reals[0]);
+    auto r = layer_norm_backward(g, x, f.mean, f.rstd, w);
+    std::vector<Tensor> out = {r.dx, r.dbias};
+    if (w.defined()) out.push_back(r.dweight);
+    return out;
+  }
+  auto f = rms_norm(x, w, c.reals[0]);
+  auto r = rms_norm_backward(g, x, f.rstd, w);
+  std::vector<Tensor> out = {r.dx};
+  if (w.defined()) out.push_back(r.dweight);
+  return out;
+}
+
+Entry norm_backward_entry(bool centred) {
+  const std::string name = centred ? "layer_norm_backward" : "rms_norm_backward";
+  Entry e;
+  e.op = name;
+  e.dtypes = kFloatTypes;
+  e.cases = [centred](DType d, Rng& rng) { return norm_cases(d, rng, centred); };
+  e.run_outputs = [centred](const Case& c) { return run_backward(c, centred); };
+  e.reference_outputs = [centred](const Case& c) {
+    const Tensor& x = c.inputs[0];
+    const std::int64_t cols = x.shape().back(), rows = x.numel() / cols;
+    const auto xv = reference::values(x), g = reference::values(c.inputs[3]);
+    const auto w = values_or(weight_of(c), cols, 1);
+    const RefStats s = ref_stats(xv, rows, cols, centred, c.reals[0], x.dtype());
+    std::vector<long double> dx(xv.size()), dw(cols, 0), db(cols, 0);
+    for (std::int64_t r = 0; r < rows; ++r) {
+      long double sum_gw = 0, sum_gw_xhat = 0;
+      for (std::int64_t k = 0; k < cols; ++k) {
+        const long double xhat = (xv[r * cols + k] - s.mean[r]) * s.rstd[r];
+        sum_gw += g[r * cols + k] * w[k];
+        sum_gw_xhat += g[r * cols + k] * w[k] * xhat;
+        dw[k] += g[r * cols + k] * xhat;
+        db[k] += g[r * cols + k];
+      }
+      for (std::int64_t k = 0; k < cols; ++k) {
+        const long double xhat = (xv[r * cols + k] - s.mean[r]) * s.rstd[r];
+        dx[r * cols + k] = s.rstd[r] * (g[r * cols + k] * w[k] - (centred ? sum_gw / cols : 0) - xhat * sum_gw_xhat / cols);
+      }
+    }
+    std::vector<Tensor> out = {reference::from_values(dx, x.shape(), x.dtype())};
+    if (centred) out.push_back(reference::from_values(db, {cols}, x.dtype()));
+    if (c.ints[0]) out.push_back(reference::from_values(dw, {cols}, x.dtype()));
+    return out;
+  };
+  e.reference_tolerance = [](DType d) { return d == DType::F64 ? Tolerance{1e-10, 1e-10} : cpu_rounding(d); };
+  e.backend_tolerance = [](DType d) { return d == DType::F32 ? Tolerance{1e-4, 1e-4} : accumulated(d); };
+  e.errors = [name, centred](DType d) {
+    std::vector<ErrorCase> errors = {
+        {"rstd of the wrong length",
+         [d, centred](Device dev) {
+           Tensor x = zeros({4, 8}, d, dev), s = zeros({3}, stat_dtype(d), dev);
+           if (centred) layer_norm_backward(x, x, s, s);
+           else rms_norm_backward(x, x, s);
+         },
+         ErrorKind::ShapeMismatch, "expected 4 elements, one per row"},
+        {"rstd of the wrong dtype",
+         [d, centred](Device dev) {
+           Tensor x = zeros({4, 8}, d, dev), s = zeros({4}, DType::I64, dev);
+           if (centred) layer_norm_backward(x, x, s, s);
+           else rms_norm_backward(x, x, s);
+         },
+         ErrorKind::DTypeMismatch, "expected dtype " + std::string(dtype_name(stat_dtype(d)))},
+        {"grad of another shape",
+         [d, centred](Device dev) {
+           Tensor x = zeros({4, 8}, d, dev), g = zeros({4, 9}, d, dev), s = zeros({4}, stat_dtype(d), dev);
+           if (centred) layer_norm_backward(g, x, s, s);
+           else rms_norm_backward(g, x, s);
+         },
+         ErrorKind::ShapeMismatch, name + ": grad is [4, 9]"},
+        {"weight of the wrong length",
+         [d, centred](Device dev) {
+           Tensor x = zeros({4, 8}, d, dev), s = zeros({4}, stat_dtype(d), dev), w = zeros({7}, d, dev);
+           if (centred) layer_norm_backward(x, x, s, s, w);
+           else rms_norm_backward(x, x, s, w);
+         },
+         ErrorKind::ShapeMismatch, name + ": weight is [7]"},
+    };
+    return errors;
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(norm_backward_entry(true));
+FERRITE_CONFORMANCE(norm_backward_entry(false));
+
+// Backend forward and backward against central differences of the host norm (with exact
+// statistics), for dx, dbias and dweight, in F64.
+Entry norm_fd_entry(bool centred) {
+  Entry e = norm_backward_entry(centred);
+  e.op += " (finite differences)";
+  e.dtypes = {DType::F64};
+  e.cases = [centred](DType d, Rng& rng) {
+    std::vector<Case> cases;
+    for (auto [s, w, b] : std::vector<std::tuple<Shape, bool, bool>>{{{3, 7}, true, true}, {{2, 2, 5}, true, false}, {{4, 6}, false, true}}) {
+      const std::int64_t cols = s.back();
+      cases.push_back({shape_str(s),
+                       {random(s, d, rng), random({cols}, d, rng, 0.5, 2), random({cols}, d, rng), random(s, d, rng)},
+                       {w ? 1 : 0, b && centred ? 1 : 0},
+                       {1e-5}});
+    }
+    return cases;
+  };
+  e.reference_outputs = [centred](const Case& c) {
+    const Tensor& x = c.inputs[0];
+    const std::int64_t cols = x.shape().back(), rows = x.numel() / cols;
+    const auto xv = reference::values(x), g = reference::values(c.inputs[3]);
+    const auto w = values_or(weight_of(c), cols, 1), b = values_or(bias_of(c), cols, 0);
+    // The host forward with exact statistics, as a function of x, of the weight or of the bias.
+    auto forward = [&](const std::vector<long double>& xx, const std::vector<long double>& ww, const std::vector<long double>& bb) {
+      std::vector<long double> y(xx.size());
+      for (std::int64_t r = 0; r < rows; ++r) {
+        long double mu = 0, var = 0;
+        if (centred) {
+          for (std::int64_t k = 0; k < cols; ++k) mu += xx[r * cols + k];
+          mu /= cols;
+        }
+        for (std::int64_t k = 0; k < cols; ++k) var += (xx[r * cols + k] - mu) * (xx[r * cols + k] - mu);
+        const long double rs = 1 / std::sqrt(var / cols + static_cast<long double>(c.reals[0]));
+        for (std::int64_t k = 0; k < cols; ++k) y[r * cols + k] = (xx[r * cols + k] - mu) * rs * ww[k] + bb[k];
+      }
+      return y;
+    };
+    const auto dx = finite_difference_vjp([&](const std::vector<long double>& v) { return forward(v, w, b); }, xv, g);
+    const auto dw = finite_difference_vjp([&](const std::vector<long double>& v) { return forward(xv, v, b); }, w, g);
+    const auto db = finite_difference_vjp([&](const std::vector<long double>& v) { return forward(xv, w, v); }, b, g);
+    std::vector<Tensor> out = {reference::from_values(dx, x.shape(), x.dtype())};
+    if (centred) out.push_back(reference::from_values(db, {cols}, x.dtype()));
+    if (c.ints[0]) out.push_back(reference::from_values(dw, {cols}, x.dtype()));
+    return out;
+  };
+  e.reference_tolerance = [](DType) { return Tolerance{1e-6, 1e-7}; };
+  e.errors = {};
+  return e;
+}
+
+FERRITE_CONFORMANCE(norm_fd_entry(true));
+FERRITE_CONFORMANCE(norm_fd_entry(false));
+
+}  // namespace
+}  // namespace ferrite::conformance
