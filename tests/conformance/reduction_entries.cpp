@@ -271,14 +271,24 @@ Entry arg_entry(const std::string& name, Reduce fn, bool is_max) {
   Entry e;
   e.op = name;
   e.dtypes = kRealTypes;
-  e.cases = [](DType d, Rng& rng) {
+  e.cases = [is_max](DType d, Rng& rng) {
     std::vector<Case> cases = reduce_cases(d, rng, kExtremes);
     if (is_floating(d)) {  // the first NaN wins
       std::vector<double> v = random({6, 1025}, DType::F64, rng).to_vector<double>();
       for (auto& x : v)
         if (rng() % 300 == 0) x = std::nan("");
       cases.push_back({"NaN in rows [6, 1025]", {from_vector(v, {6, 1025}).to(d)}, {-1, 0}});
+      // The same on rows the dedicated CUDA row kernel takes (16-byte aligned lengths).
+      std::vector<double> w = random({6, 4096}, DType::F64, rng).to_vector<double>();
+      for (auto& x : w)
+        if (rng() % 900 == 0) x = std::nan("");
+      cases.push_back({"NaN in rows [6, 4096]", {from_vector(w, {6, 4096}).to(d)}, {-1, 0}});
     }
+    // Rows holding only the value nothing beats: the first position must win.
+    const double inf = std::numeric_limits<double>::infinity();
+    const double worst = is_floating(d) ? (is_max ? -inf : inf) : (is_max ? -100 : 100);
+    cases.push_back({"only the worst value [3, 4096]", {full({3, 4096}, worst, d)}, {-1, 0}});
+    cases.push_back({"many short rows [600, 128]", {random({600, 128}, d, rng)}, {-1, 0}});
     // Few distinct values: many ties, the first occurrence must win.
     cases.push_back({"ties [8, 4096]", {random({8, 4096}, d, rng, -0.04, 0.04).to(DType::I32).to(d)}, {-1, 0}});
     cases.push_back({"[65, 4096] dim -1", {random({65, 4096}, d, rng)}, {-1, 0}});
