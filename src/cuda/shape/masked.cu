@@ -16,14 +16,24 @@ namespace {
 
 constexpr int kThreads = 256, kWarps = kThreads / 32, kItems = 8, kTile = kThreads * kItems;
 
+// Only the tile's total matters here, so each thread counts kItems (8) consecutive bytes with
+// one 8-byte load when the tile is whole and aligned, instead of eight 1-byte loads (an
+// eighth of the load instructions and memory requests for the same bytes).
 __global__ void __launch_bounds__(kThreads) count_kernel(const std::uint8_t* __restrict__ mask, std::int64_t n,
                                                          int* __restrict__ tile_counts) {
+  static_assert(kItems == 8, "one 8-byte load per thread");
   const std::int64_t start = std::int64_t(blockIdx.x) * kTile;
   int count = 0;
+  if (start + kTile <= n && reinterpret_cast<std::uintptr_t>(mask) % 8 == 0) {
+    const uint2 bytes = reinterpret_cast<const uint2*>(mask + start)[threadIdx.x];
+    // __vcmpne4 sets each byte that is not zero to 0xff: 8 set bits per true element.
+    count = (__popc(__vcmpne4(bytes.x, 0u)) + __popc(__vcmpne4(bytes.y, 0u))) / 8;
+  } else {
 #pragma unroll
-  for (int j = 0; j < kItems; ++j) {
-    const std::int64_t i = start + j * kThreads + threadIdx.x;
-    count += i < n && mask[i] != 0;
+    for (int j = 0; j < kItems; ++j) {
+      const std::int64_t i = start + j * kThreads + threadIdx.x;
+      count += i < n && mask[i] != 0;
+    }
   }
   for (int o = 16; o > 0; o /= 2) count += __shfl_xor_sync(0xffffffffu, count, o);
   __shared__ int warp_counts[kWarps];
