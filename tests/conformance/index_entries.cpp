@@ -160,6 +160,11 @@ FERRITE_CONFORMANCE([] {
     add({1000}, 0, {2001});
     add({}, 0, {});
     add({4, 6}, 1, {0, 3});
+    // Along the last dim with the input's leading dims: the CUDA row kernel (rows staged in
+    // shared memory, whole 16-byte pieces or not), and rows too long for it.
+    add({33, 1024}, -1, {33, 700});
+    add({2, 3, 257}, 2, {2, 3, 300});
+    add({5, 20000}, 1, {5, 10});
     return cases;
   };
   e.run_outputs = [](const Case& c) { return std::vector<Tensor>{gather(c.inputs[0], c.ints[0], c.inputs[1])}; };
@@ -181,6 +186,11 @@ FERRITE_CONFORMANCE([] {
     auto errors = index_errors("gather", d, [](const Tensor& x, const Tensor& i) {
       return gather(x, 0, i.reshape({i.numel(), 1}));
     });
+    errors.push_back({"index too large along the last dim",
+                      [d](Device dev) {
+                        gather(zeros({4, 3}, d, dev), 1, from_vector<std::int64_t>({0, 1, 2, 0, 3, 1, 1, 1}, {4, 2}, dev));
+                      },
+                      ErrorKind::IndexOutOfRange, "gather: index 3 is out of range"});
     errors.push_back({"index larger than input off dim",
                       [d](Device dev) { gather(zeros({4, 3}, d, dev), 0, zeros({2, 4}, DType::I64, dev)); },
                       ErrorKind::ShapeMismatch, "gather: index [2, 4] I64"});
