@@ -4,7 +4,7 @@
 // is split over blocks) take a dedicated kernel: the generic engine's step carries a 64-bit
 // index and an empty-accumulator test per element, which made argmax compute-bound at about
 // half of HBM bandwidth. Here each thread keeps its best value and a 32-bit position in the
-// row, and the per-element step is a compare and two selects. Everything else goes through
+// row, and the per-element step is a compare, a predicate and two selects. Everything else goes through
 // the generic engine (reduce_engine.cuh).
 //
 // Both paths give the same answer as the CPU backend: the first occurrence of the extreme
@@ -50,11 +50,15 @@ __global__ void __launch_bounds__(kReduceThreads)
   const int t = threadIdx.x % group;
   A best = A(0);
   int index = INT_MAX;
-  if (row < rows) {
+  const int vectors = dim / kV;
+  if (row < rows && t < vectors) {
     const V* vp = reinterpret_cast<const V*>(x + row * dim);
-    const int vectors = dim / kV;
-    // A thread's elements come in increasing position order, so a later one replaces the
-    // best only when strictly better, or when it is the first NaN.
+    // Start from the thread's first element; after that its elements come in increasing
+    // position order, so a later one replaces the best only when strictly better, or when it
+    // is the first NaN: !(v <= best) holds for v > best and for a NaN v, and a NaN best is
+    // never replaced. A compare, a predicate and two selects per element.
+    best = static_cast<A>(detail::widen(vp[t].v[0]));
+    index = t * kV;
     for (int i = t; i < vectors; i += group * kReduceUnroll) {
       V pack[kReduceUnroll];
 #pragma unroll
@@ -66,7 +70,7 @@ __global__ void __launch_bounds__(kReduceThreads)
 #pragma unroll
           for (int k = 0; k < kV; ++k) {
             const A v = static_cast<A>(detail::widen(pack[u].v[k]));
-            const bool take = index == INT_MAX || (best == best && (v != v || (kMax ? v > best : v < best)));
+            const bool take = !(kMax ? v <= best : v >= best) && best == best;
             best = take ? v : best;
             index = take ? (i + u * group) * kV + k : index;
           }
@@ -90,7 +94,11 @@ bool rows_kernel_fits(const T* x, const ReduceExtents& e) {
 
 template <class T>
 void launch_arg_reduce_rows(bool max, const T* x, std::int64_t* out, const ReduceExtents& e, cudaStream_t stream) {
-  const int group = group_for(e.dim, Vec16<T>::kSize);
+  // About 16 vectors per thread: the merge across a group costs as much as stepping through
+  // a few dozen elements, so short groups with long walks beat the engine's wide groups here.
+  const std::int64_t vectors = e.dim / Vec16<T>::kSize;
+  int group = 32;
+  while (group < kReduceThreads && group * 16 < vectors) group *= 2;
   const int blocks = blocks_for(e.outer, kReduceThreads / group);
   const int dim = static_cast<int>(e.dim);
   if (max)
