@@ -74,6 +74,8 @@ FERRITE_CONFORMANCE([] {
     add({3, 4, 6}, 1, {11});
     add({1000}, 0, {257});
     add({64, 32}, 0, {33});  // rows of 16-byte units
+    add({40, 1024}, 0, {77});     // rows of at least 1 KiB: the CUDA row-copy kernel
+    add({3, 20, 1024}, 1, {9});  // the same with an outer dim
     add({3, 2, 5}, 2, {0});
     add({}, 0, {3});
     add({37}, 0, {300001});  // more indices than one block checks: the range goes through atomics
@@ -117,6 +119,7 @@ FERRITE_CONFORMANCE([] {
     };
     add({50, 12}, {3, 4});
     add({128, 64}, {33});
+    add({300, 1024}, {50, 2});  // rows of at least 1 KiB: the CUDA row-copy kernel
     add({10}, {5});
     add({7, 3}, {0});
     add({4, 2, 3}, {2, 1, 2});
