@@ -2,7 +2,6 @@
 // same set today, so they share the answer; a backend that diverges writes its own.
 #pragma once
 
-#include "ferrite/backend.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
@@ -78,17 +77,18 @@ constexpr bool mixed_precision_supported(Op op, DType in, DType out) {
 }
 
 /// Backend::supports for a backend whose elementwise group follows elementwise_supported:
-/// the other groups ask their family object.
-inline bool backend_supports(Backend& backend, Op op, DType dtype) {
+/// the other groups ask their family objects.
+inline bool backend_supports(Op op, DType dtype, const ReductionOps& reductions, const ShapeOps& shape_ops,
+                             const MatmulOps& matmul_ops) {
   switch (op_group(op)) {
     case OpGroup::Elementwise:
       return elementwise_supported(op, dtype);
     case OpGroup::Reduction:
-      return backend.reductions().supports(op, dtype);
+      return reductions.supports(op, dtype);
     case OpGroup::Shape:
-      return backend.shape_ops().supports(op, dtype);
+      return shape_ops.supports(op, dtype);
     case OpGroup::Matmul:
-      return backend.matmul_ops().supports(op, dtype);
+      return matmul_ops.supports(op, dtype);
   }
   return false;
 }

@@ -19,7 +19,7 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   int device_count() const override { return DeviceContext::count(); }
   bool supports(Op op, DType dtype) const override {
-    return detail::backend_supports(const_cast<CudaBackend&>(*this), op, dtype);
+    return detail::backend_supports(op, dtype, *reductions_, *shape_ops_, *matmul_ops_);
   }
 
   ReductionOps& reductions() override { return *reductions_; }

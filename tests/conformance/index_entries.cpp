@@ -14,15 +14,6 @@ using namespace shape_test;
 
 DType index_dtype(std::size_t case_number) { return case_number % 2 == 0 ? DType::I64 : DType::I32; }
 
-Entry movement_entry(std::string op) {
-  Entry e;
-  e.op = std::move(op);
-  e.dtypes = kMovementDTypes;
-  e.reference_tolerance = exact;
-  e.backend_tolerance = exact;
-  return e;
-}
-
 // A sum of values in [-4, 4]: the reference is exact (long double), the backends round along
 // the way (in float for F32/F16/BF16): allow for that.
 Tolerance sum_tolerance(DType d) {

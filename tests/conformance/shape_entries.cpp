@@ -16,15 +16,6 @@ std::vector<std::int64_t> ints_from(const Case& c, std::size_t begin, std::size_
   return {c.ints.begin() + static_cast<std::ptrdiff_t>(begin), c.ints.begin() + static_cast<std::ptrdiff_t>(begin + count)};
 }
 
-Entry movement_entry(std::string op) {
-  Entry e;
-  e.op = std::move(op);
-  e.dtypes = kMovementDTypes;
-  e.reference_tolerance = exact;
-  e.backend_tolerance = exact;
-  return e;
-}
-
 // ---- transpose / permute ----
 
 Raw ref_permute(const Raw& x, const std::vector<std::int64_t>& perm) {

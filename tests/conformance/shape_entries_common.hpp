@@ -18,6 +18,16 @@ inline const std::vector<DType> kMovementDTypes = {DType::Bool, DType::F16, DTyp
 /// The dtypes of the adding ops.
 inline const std::vector<DType> kAddDTypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64};
 
+/// An entry of a data-movement op: every element size, compared bit for bit.
+inline Entry movement_entry(std::string op) {
+  Entry e;
+  e.op = std::move(op);
+  e.dtypes = kMovementDTypes;
+  e.reference_tolerance = exact;
+  e.backend_tolerance = exact;
+  return e;
+}
+
 /// A host tensor as raw bytes.
 struct Raw {
   std::vector<std::uint8_t> bytes;

@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/dtype_dispatch.hpp"
+#include "core/elementwise_functors.hpp"
 #include "cpu/reduction/cpu_reduction.hpp"
 
 namespace ferrite::cpu::reduction {
@@ -11,22 +12,6 @@ namespace {
 template <class A>
 bool is_nan(A v) {
   return v != v;
-}
-
-// Integer sums and products wrap like int64 arithmetic (two's complement), without UB.
-template <class A>
-A wrapping_add(A a, A b) {
-  if constexpr (std::is_integral_v<A>)
-    return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-  else
-    return a + b;
-}
-template <class A>
-A wrapping_mul(A a, A b) {
-  if constexpr (std::is_integral_v<A>)
-    return static_cast<A>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
-  else
-    return a * b;
 }
 
 // Runs f(o, i) for every output element, in parallel when the total work pays for it.
@@ -48,12 +33,12 @@ void reduce_typed(Op op, const T* x, const Buffer& out, const ReduceExtents& e) 
       case Op::Sum:
       case Op::Mean:
         acc = 0;
-        for (std::int64_t j = 0; j < e.dim; ++j) acc = wrapping_add(acc, load(p, j * e.inner));
+        for (std::int64_t j = 0; j < e.dim; ++j) acc = detail::AddFn{}(acc, load(p, j * e.inner));  // integers wrap
         if (op == Op::Mean) acc = static_cast<A>(acc / static_cast<A>(e.dim));  // 0/0 = NaN, as PyTorch
         break;
       case Op::Prod:
         acc = 1;
-        for (std::int64_t j = 0; j < e.dim; ++j) acc = wrapping_mul(acc, load(p, j * e.inner));
+        for (std::int64_t j = 0; j < e.dim; ++j) acc = detail::MulFn{}(acc, load(p, j * e.inner));
         break;
       case Op::Amin:
       case Op::Amax: {

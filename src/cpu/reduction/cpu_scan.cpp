@@ -3,6 +3,7 @@
 #include <limits>
 
 #include "core/dtype_dispatch.hpp"
+#include "core/elementwise_functors.hpp"
 #include "cpu/reduction/cpu_reduction.hpp"
 
 namespace ferrite::cpu::reduction {
@@ -36,11 +37,7 @@ void scan_typed(Op op, const T* x, const Buffer& out, const Buffer& indices, con
         A acc = op == Op::Cumsum ? 0 : 1;
         for (std::int64_t j = 0; j < e.dim; ++j) {
           const A v = load(x, base + j * e.inner);
-          if constexpr (std::is_integral_v<A>)  // wraps like int64 arithmetic
-            acc = static_cast<A>(op == Op::Cumsum ? static_cast<std::uint64_t>(acc) + static_cast<std::uint64_t>(v)
-                                                  : static_cast<std::uint64_t>(acc) * static_cast<std::uint64_t>(v));
-          else
-            acc = op == Op::Cumsum ? acc + v : acc * v;
+          acc = op == Op::Cumsum ? detail::AddFn{}(acc, v) : detail::MulFn{}(acc, v);  // integers wrap
           store(j, acc);
         }
         break;

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/dtype_dispatch.hpp"
+#include "core/elementwise_functors.hpp"
 #include "cpu/cpu_families.hpp"
 
 namespace ferrite::cpu {
@@ -72,22 +73,12 @@ std::int64_t wrapped(std::int64_t v, std::int64_t size) {
 }
 
 // The sum of a scatter: Half and BFloat16 accumulate in float and round once, floats in
-// their own type, integers wrap (two's complement) like the CUDA backend.
+// their own type, integers wrap (two's complement, detail::AddFn) like the CUDA backend.
 template <class T> struct Accumulate { using type = T; };
 template <> struct Accumulate<Half> { using type = float; };
 template <> struct Accumulate<BFloat16> { using type = float; };
 template <class T>
 using accumulate_t = typename Accumulate<T>::type;
-
-template <class A>
-A add(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
 
 template <class T>
 accumulate_t<T> load(const T& x) {
@@ -192,7 +183,7 @@ class CpuShapeOps final : public ShapeOps {
           if (w < 0) continue;
           const IndexAddress a = address_of(l, i);
           A& target = acc[static_cast<std::size_t>(a.data_base + w * l.data_strides[l.dim])];
-          target = add(target, load(sv[a.src]));
+          target = detail::AddFn{}(target, load(sv[a.src]));
         }
         T* ov = out.data_as<T>();
         for (std::size_t i = 0; i < acc.size(); ++i) ov[i] = store<T>(acc[i]);
@@ -216,7 +207,7 @@ class CpuShapeOps final : public ShapeOps {
           if (w < 0) continue;
           for (std::int64_t c = 0; c < width; ++c) {
             A& target = acc[static_cast<std::size_t>(w * width + c)];
-            target = add(target, load(g[r * width + c]));
+            target = detail::AddFn{}(target, load(g[r * width + c]));
           }
         }
         T* ov = out.data_as<T>();
