@@ -47,4 +47,12 @@ void check_supported(Op op, DType dtype, Device device) {
                 " is not supported on ", device.str(), " (", b.name(), " backend)");
 }
 
+std::int64_t wrap_dim(const char* op, const Tensor& x, std::int64_t dim) {
+  const std::int64_t rank = x.dim();
+  const std::int64_t span = rank == 0 ? 1 : rank;
+  FERRITE_CHECK(dim >= -span && dim < span, IndexOutOfRange, op, ": dim ", dim, " is out of range for input ",
+                x.description(), " (expected a dim in [", -span, ", ", span - 1, "])");
+  return dim < 0 ? dim + span : dim;
+}
+
 }  // namespace ferrite::frontend

@@ -17,5 +17,8 @@ void check_same_device(const char* op, std::initializer_list<const Tensor*> tens
 void check_same_dtype(const char* op, std::initializer_list<const Tensor*> tensors);
 /// Unsupported naming op, dtype and device unless the backend of `device` runs it.
 void check_supported(Op op, DType dtype, Device device);
+/// `dim` wrapped into [0, rank) (a rank-0 tensor takes 0 and -1, as PyTorch); otherwise
+/// IndexOutOfRange (PyTorch's IndexError) naming the op, the dim and the tensor.
+std::int64_t wrap_dim(const char* op, const Tensor& x, std::int64_t dim);
 
 }  // namespace ferrite::frontend

@@ -48,7 +48,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   check_index_dtype(op, index);
   frontend::check_supported(Op::IndexSelect, x.dtype(), x.device());
   FERRITE_CHECK(index.dim() <= 1, InvalidArgument, op, ": index must be 1-D or rank 0, got ", index.description());
-  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  const std::int64_t d = wrap_dim(op, x, dim);
   const Shape in_shape = at_least_1d(x.shape());
   Shape out_shape = in_shape;
   out_shape[d] = index.numel();
@@ -68,7 +68,7 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
   frontend::check_same_device(op, {&x, &index});
   check_index_dtype(op, index);
   frontend::check_supported(Op::Gather, x.dtype(), x.device());
-  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  const std::int64_t d = wrap_dim(op, x, dim);
   FERRITE_CHECK(index.dim() == x.dim(), ShapeMismatch, op, ": index ", index.description(),
                 " must have the rank of input ", x.description());
   FERRITE_CHECK(x.dim() <= kMaxIndexDims, InvalidArgument, op, ": rank ", x.dim(), " is above ", kMaxIndexDims);
@@ -99,7 +99,7 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const
   frontend::check_same_dtype(op, {&x, &src});
   check_index_dtype(op, index);
   frontend::check_supported(Op::ScatterAdd, x.dtype(), x.device());
-  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  const std::int64_t d = wrap_dim(op, x, dim);
   FERRITE_CHECK(index.dim() == x.dim() && src.dim() == x.dim(), ShapeMismatch, op, ": input ", x.description(),
                 ", index ", index.description(), " and src ", src.description(), " must have the same rank");
   FERRITE_CHECK(x.dim() <= kMaxIndexDims, InvalidArgument, op, ": rank ", x.dim(), " is above ", kMaxIndexDims);

@@ -11,14 +11,6 @@
 namespace ferrite {
 namespace frontend {
 
-std::int64_t wrap_dim(const char* op, const Tensor& x, std::int64_t dim) {
-  const std::int64_t rank = x.dim();
-  const std::int64_t span = rank == 0 ? 1 : rank;
-  FERRITE_CHECK(dim >= -span && dim < span, IndexOutOfRange, op, ": dim ", dim, " is out of range for input ",
-                x.description(), " (expected a dim in [", -span, ", ", span - 1, "])");
-  return dim < 0 ? dim + span : dim;
-}
-
 ReduceExtents extents_around(const Tensor& x, std::int64_t d) {
   ReduceExtents e;
   if (x.dim() == 0) return e;

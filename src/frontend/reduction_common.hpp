@@ -6,9 +6,6 @@
 
 namespace ferrite::frontend {
 
-/// `dim` wrapped into [0, rank) (rank 0 accepts 0 and -1, as PyTorch); IndexOutOfRange
-/// naming the op and the shape otherwise.
-std::int64_t wrap_dim(const char* op, const Tensor& x, std::int64_t dim);
 /// [outer, shape[dim], inner] of x around the (wrapped) dim; rank 0 gives [1, 1, 1].
 ReduceExtents extents_around(const Tensor& x, std::int64_t wrapped_dim);
 /// x's shape with `dim` removed, or kept with size 1.

@@ -108,7 +108,7 @@ Tensor permute_impl(const Tensor& x, const std::vector<std::int64_t>& dims) {
 Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1) {
   check_one(Op::Transpose, x);
   const char* op = name_of(Op::Transpose);
-  const std::int64_t a = wrap_dim(op, d0, x.dim(), x), b = wrap_dim(op, d1, x.dim(), x);
+  const std::int64_t a = wrap_dim(op, x, d0), b = wrap_dim(op, x, d1);
   if (x.dim() == 0) return x.clone();
   std::vector<std::int64_t> dims(static_cast<std::size_t>(x.dim()));
   std::iota(dims.begin(), dims.end(), 0);
@@ -126,7 +126,7 @@ Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
   std::vector<std::int64_t> wrapped(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (std::size_t k = 0; k < dims.size(); ++k) {
-    wrapped[k] = wrap_dim(op, dims[k], rank, x);
+    wrapped[k] = wrap_dim(op, x, dims[k]);
     FERRITE_CHECK(!seen[wrapped[k]], InvalidArgument, op, ": dims ", ints_str(dims), " is not a permutation of the ",
                   rank, " dims of ", x.description(), " (dim ", wrapped[k], " repeats)");
     seen[wrapped[k]] = true;
@@ -174,7 +174,7 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
   frontend::check_supported(Op::Cat, first.dtype(), first.device());
   FERRITE_CHECK(first.dim() > 0, InvalidArgument, op, ": a rank-0 tensor ", first.description(),
                 " cannot be concatenated (it has no dim to join along)");
-  const std::int64_t d = wrap_dim(op, dim, first.dim(), first);
+  const std::int64_t d = wrap_dim(op, first, dim);
   Shape out_shape = first.shape();
   out_shape[d] = 0;
   for (std::size_t i = 0; i < tensors.size(); ++i) {
@@ -222,7 +222,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& size
   check_one(Op::Split, x);
   const char* op = name_of(Op::Split);
   FERRITE_CHECK(x.dim() > 0, InvalidArgument, op, ": a rank-0 tensor ", x.description(), " cannot be split");
-  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  const std::int64_t d = wrap_dim(op, x, dim);
   std::int64_t total = 0;
   for (std::int64_t s : sizes) {
     FERRITE_CHECK(s >= 0, InvalidArgument, op, ": sizes ", ints_str(sizes), " has a negative size");
@@ -238,7 +238,7 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
   const char* op = name_of(Op::Chunk);
   FERRITE_CHECK(n > 0, InvalidArgument, op, ": the number of chunks must be positive, got ", n);
   FERRITE_CHECK(x.dim() > 0, InvalidArgument, op, ": a rank-0 tensor ", x.description(), " cannot be chunked");
-  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  const std::int64_t d = wrap_dim(op, x, dim);
   const std::int64_t size = x.shape()[d];
   const std::int64_t piece = (size + n - 1) / n;
   std::vector<std::int64_t> sizes;
@@ -278,7 +278,7 @@ Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
 Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
   check_one(Op::Roll, x);
   const char* op = name_of(Op::Roll);
-  const std::int64_t d = wrap_dim(op, dim, x.dim(), x);
+  const std::int64_t d = wrap_dim(op, x, dim);
   if (x.dim() == 0 || x.numel() == 0) return x.clone();
   const std::int64_t n = x.shape()[d];
   const std::int64_t s = ((shift % n) + n) % n;

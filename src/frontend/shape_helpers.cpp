@@ -4,13 +4,6 @@
 
 namespace ferrite::frontend {
 
-std::int64_t wrap_dim(const char* op, std::int64_t dim, std::int64_t rank, const Tensor& x) {
-  const std::int64_t r = rank == 0 ? 1 : rank;
-  FERRITE_CHECK(dim >= -r && dim < r, InvalidArgument, op, ": dim ", dim, " is out of range for ", x.description(),
-                " (expected a dim in [", -r, ", ", r - 1, "])");
-  return dim < 0 ? dim + r : dim;
-}
-
 std::vector<std::int64_t> contiguous_strides(const Shape& shape) {
   std::vector<std::int64_t> strides(shape.size());
   std::int64_t s = 1;

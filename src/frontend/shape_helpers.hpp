@@ -1,5 +1,5 @@
-// Helpers shared by the shape and indexing front ends (shape.cpp, index.cpp): dim
-// wrapping, row-major strides, and the StridedView of a whole contiguous tensor.
+// Helpers shared by the shape and indexing front ends (shape.cpp, index.cpp): row-major
+// strides, and the StridedView of a whole contiguous tensor.
 #pragma once
 
 #include <string>
@@ -10,9 +10,6 @@
 
 namespace ferrite::frontend {
 
-/// A dim in [-rank, rank) as an index in [0, rank); a rank-0 tensor takes dims 0 and -1,
-/// as in PyTorch. InvalidArgument naming op and tensor otherwise.
-std::int64_t wrap_dim(const char* op, std::int64_t dim, std::int64_t rank, const Tensor& x);
 /// Row-major element strides of `shape`.
 std::vector<std::int64_t> contiguous_strides(const Shape& shape);
 /// Product of shape[begin, end).

@@ -94,7 +94,7 @@ FERRITE_CONFORMANCE([] {
     errors.push_back({"2-d index", [d](Device dev) { index_select(zeros({4}, d, dev), 0, zeros({2, 2}, DType::I64, dev)); },
                       ErrorKind::InvalidArgument, "index_select: index must be 1-D"});
     errors.push_back({"dim out of range", [d](Device dev) { index_select(zeros({4}, d, dev), 1, zeros({2}, DType::I64, dev)); },
-                      ErrorKind::InvalidArgument, "index_select: dim 1 is out of range"});
+                      ErrorKind::IndexOutOfRange, "index_select: dim 1 is out of range"});
     return errors;
   };
   return e;
