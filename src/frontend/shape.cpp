@@ -13,7 +13,6 @@ namespace {
 
 using frontend::contiguous_strides;
 using frontend::contiguous_view;
-using frontend::ints_str;
 using frontend::wrap_dim;
 
 const char* name_of(Op op) { return op_name(op).data(); }
@@ -46,12 +45,12 @@ StridedView make_view(const char* op, const Shape& shape, const std::vector<std:
   FERRITE_CHECK(shape.size() <= static_cast<std::size_t>(kMaxViewDims), InvalidArgument, op, ": view shape ",
                 shape_str(shape), " has more than ", kMaxViewDims, " dims");
   FERRITE_CHECK(strides.size() == shape.size(), InvalidArgument, op, ": view shape ", shape_str(shape), " has ",
-                shape.size(), " dims but strides ", ints_str(strides), " has ", strides.size());
+                shape.size(), " dims but strides ", shape_str(strides), " has ", strides.size());
   const std::int64_t n = shape_numel(shape);
   if (n > 0) {
     const auto [lo, hi] = view_extent(shape, strides, offset);
     FERRITE_CHECK(lo >= 0 && hi < storage.numel(), IndexOutOfRange, op, ": the view (shape ", shape_str(shape),
-                  ", strides ", ints_str(strides), ", offset ", offset, ") addresses elements ",
+                  ", strides ", shape_str(strides), ", offset ", offset, ") addresses elements ",
                   static_cast<long long>(lo), "..", static_cast<long long>(hi), ", outside the ", storage.numel(),
                   " elements of ", storage.description());
   }
@@ -121,13 +120,13 @@ Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
   const char* op = name_of(Op::Permute);
   const std::int64_t rank = x.dim();
   FERRITE_CHECK(rank <= 8, InvalidArgument, op, ": rank ", rank, " of ", x.description(), " is above 8");
-  FERRITE_CHECK(static_cast<std::int64_t>(dims.size()) == rank, InvalidArgument, op, ": dims ", ints_str(dims),
+  FERRITE_CHECK(static_cast<std::int64_t>(dims.size()) == rank, InvalidArgument, op, ": dims ", shape_str(dims),
                 " is not a permutation of the ", rank, " dims of ", x.description());
   std::vector<std::int64_t> wrapped(dims.size());
   std::vector<bool> seen(dims.size(), false);
   for (std::size_t k = 0; k < dims.size(); ++k) {
     wrapped[k] = wrap_dim(op, x, dims[k]);
-    FERRITE_CHECK(!seen[wrapped[k]], InvalidArgument, op, ": dims ", ints_str(dims), " is not a permutation of the ",
+    FERRITE_CHECK(!seen[wrapped[k]], InvalidArgument, op, ": dims ", shape_str(dims), " is not a permutation of the ",
                   rank, " dims of ", x.description(), " (dim ", wrapped[k], " repeats)");
     seen[wrapped[k]] = true;
   }
@@ -157,7 +156,7 @@ void strided_scatter(const Tensor& dst, const Tensor& src, const Shape& shape, c
                 " elements but the view shape ", shape_str(shape), " has ", n);
   const StridedView dst_view = make_view(op, shape, strides, offset, dst);
   FERRITE_CHECK(view_is_one_to_one(shape, strides), InvalidArgument, op, ": the view (shape ", shape_str(shape),
-                ", strides ", ints_str(strides), ") may address an element of ", dst.description(),
+                ", strides ", shape_str(strides), ") may address an element of ", dst.description(),
                 " more than once; the order of such writes would be undefined");
   run_copy(unaliased(src, dst), contiguous_view(shape), dst, dst_view);
 }
@@ -225,10 +224,10 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& size
   const std::int64_t d = wrap_dim(op, x, dim);
   std::int64_t total = 0;
   for (std::int64_t s : sizes) {
-    FERRITE_CHECK(s >= 0, InvalidArgument, op, ": sizes ", ints_str(sizes), " has a negative size");
+    FERRITE_CHECK(s >= 0, InvalidArgument, op, ": sizes ", shape_str(sizes), " has a negative size");
     total += s;
   }
-  FERRITE_CHECK(total == x.shape()[d], ShapeMismatch, op, ": sizes ", ints_str(sizes), " add up to ", total,
+  FERRITE_CHECK(total == x.shape()[d], ShapeMismatch, op, ": sizes ", shape_str(sizes), " add up to ", total,
                 " but dim ", d, " of ", x.description(), " has ", x.shape()[d]);
   return split_impl(x, sizes, d);
 }
@@ -250,10 +249,10 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
 Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
   check_one(Op::Repeat, x);
   const char* op = name_of(Op::Repeat);
-  FERRITE_CHECK(static_cast<std::int64_t>(reps.size()) >= x.dim(), InvalidArgument, op, ": reps ", ints_str(reps),
+  FERRITE_CHECK(static_cast<std::int64_t>(reps.size()) >= x.dim(), InvalidArgument, op, ": reps ", shape_str(reps),
                 " has fewer entries than the ", x.dim(), " dims of ", x.description());
   FERRITE_CHECK(2 * reps.size() <= static_cast<std::size_t>(kMaxViewDims), InvalidArgument, op, ": reps ",
-                ints_str(reps), " has more than ", kMaxViewDims / 2, " entries");
+                shape_str(reps), " has more than ", kMaxViewDims / 2, " entries");
   const std::size_t r = reps.size(), lead = r - static_cast<std::size_t>(x.dim());
   Shape in_shape(lead, 1);
   in_shape.insert(in_shape.end(), x.shape().begin(), x.shape().end());
@@ -262,7 +261,7 @@ Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
   StridedView src;
   src.rank = static_cast<int>(2 * r);
   for (std::size_t k = 0; k < r; ++k) {
-    FERRITE_CHECK(reps[k] >= 0, InvalidArgument, op, ": reps ", ints_str(reps), " has a negative entry");
+    FERRITE_CHECK(reps[k] >= 0, InvalidArgument, op, ": reps ", shape_str(reps), " has a negative entry");
     out_shape[k] = in_shape[k] * reps[k];
     // Dim k of the output is [reps[k], in_shape[k]]: the repeat index reads with stride 0.
     tiled[2 * k] = src.sizes[2 * k] = reps[k];

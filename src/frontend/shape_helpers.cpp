@@ -33,7 +33,6 @@ StridedView contiguous_view(const Shape& shape) {
   return v;
 }
 
-std::string ints_str(const std::vector<std::int64_t>& v) { return shape_str(v); }
 
 ShapeOps& shape_ops_of(Device device) { return backend(device).shape_ops(); }
 

@@ -16,8 +16,6 @@ std::vector<std::int64_t> contiguous_strides(const Shape& shape);
 std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end);
 /// The view of a contiguous tensor of `shape` (rank <= kMaxViewDims).
 StridedView contiguous_view(const Shape& shape);
-/// "[1, -2, 3]".
-std::string ints_str(const std::vector<std::int64_t>& v);
 /// The ShapeOps of `device`'s backend.
 ShapeOps& shape_ops_of(Device device);
 
