@@ -42,6 +42,9 @@ std::vector<ErrorCase> index_errors(const std::string& op, DType d,
       {"index too negative",
        [=](Device dev) { call(zeros({4, 3}, d, dev), from_vector<std::int32_t>({-5, 1, -1}, {3}, dev)); },
        ErrorKind::IndexOutOfRange, op + ": index -5 is out of range"},
+      {"index too large, rows of 1 KiB or more",  // the CUDA row-copy path of index_select/embedding
+       [=](Device dev) { call(zeros({4, 1024}, d, dev), from_vector<std::int64_t>({0, 7, 1}, {3}, dev)); },
+       ErrorKind::IndexOutOfRange, op + ": index 7 is out of range"},
       {"float index", [=](Device dev) { call(zeros({4, 3}, d, dev), zeros({3}, DType::F32, dev)); },
        ErrorKind::DTypeMismatch, "must be I32 or I64, got [3"},
   };
@@ -213,9 +216,10 @@ std::vector<Case> mask_cases(DType d, Rng& rng, bool with_source) {
   add({33, 17}, 0, "random");
   add({5000}, 0, "random, several tiles");
   add({100003}, 0, "random, large");
-  add({2100007}, 0, "random, more than 1024 tiles (two scan levels)");
-  add({2049}, 1, "all true");
-  add({2049}, 2, "all false");
+  add({4500007}, 0, "random, more than 1024 tiles (two scan levels)");
+  add({8192}, 0, "random, whole tiles only");
+  add({4097}, 1, "all true");
+  add({4097}, 2, "all false");
   add({}, 1, "rank 0 true");
   add({}, 2, "rank 0 false");
   add({0, 4}, 0, "empty");

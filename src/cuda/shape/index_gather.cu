@@ -24,13 +24,24 @@ __global__ void init_range_kernel(long long* range) {
 
 // One block over a small index, the pair written straight to `out` (the caller's pinned
 // host slot): no init kernel, no copy.
+// Each thread issues kInFlight loads before folding any of them: a lone block is bound by
+// how many round trips to memory each thread waits on, not by bandwidth.
 template <class I>
 __global__ void __launch_bounds__(1024) small_minmax_kernel(const I* __restrict__ index, std::int64_t n, long long* out) {
+  constexpr int kInFlight = 8;
   long long lo = LLONG_MAX, hi = LLONG_MIN;
-  for (std::int64_t i = threadIdx.x; i < n; i += 1024) {
-    const long long v = index[i];
-    lo = min(lo, v);
-    hi = max(hi, v);
+  for (std::int64_t base = threadIdx.x; base < n; base += 1024 * kInFlight) {
+    long long values[kInFlight];
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      const std::int64_t i = base + u * 1024;
+      values[u] = index[i < n ? i : base];  // a repeat of a value already folded changes nothing
+    }
+#pragma unroll
+    for (int u = 0; u < kInFlight; ++u) {
+      lo = min(lo, values[u]);
+      hi = max(hi, values[u]);
+    }
   }
   block_range(lo, hi);
   if (threadIdx.x == 0) {
@@ -268,6 +279,36 @@ void launch_index_select(const void* x, const I* index, void* out, std::int64_t 
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
+// index_select with whole rows of 16-byte units and at least a kilobyte per row (embedding
+// lookups): a block copies one picked row at a time, so the index is read and wrapped once
+// per row and the copy loop is a plain strided copy with kUnroll vectors in flight, instead
+// of two divisions and an index load per unit in the general kernel.
+constexpr std::int64_t kRowSelectMinUnits = 64;
+
+template <class I>
+__global__ void __launch_bounds__(kThreads) select_rows_kernel(const uint4* __restrict__ x,
+                                                               const I* __restrict__ index, uint4* __restrict__ out,
+                                                               std::int64_t out_rows, std::int64_t in_dim,
+                                                               std::int64_t out_dim, std::int64_t row_units) {
+  for (std::int64_t r = blockIdx.x; r < out_rows; r += gridDim.x) {
+    const std::int64_t o = r / out_dim, j = r - o * out_dim;
+    std::int64_t v = index[j];
+    if (v < 0) v += in_dim;
+    const bool valid = v >= 0 && v < in_dim;  // else zeros: the front end throws
+    const uint4* src = x + (o * in_dim + (valid ? v : 0)) * row_units;
+    uint4* dst = out + r * row_units;
+    for (std::int64_t c = threadIdx.x; c < row_units; c += kThreads * kUnroll) {
+      uint4 values[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        values[u] = valid && c + u * kThreads < row_units ? src[c + u * kThreads] : uint4{};
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u)
+        if (c + u * kThreads < row_units) dst[c + u * kThreads] = values[u];
+    }
+  }
+}
+
 template <class I>
 void select_by_width(int elem_bytes, const void* x, const I* index, void* out, std::int64_t outer, std::int64_t in_dim,
                      std::int64_t out_dim, std::int64_t inner, cudaStream_t stream) {
@@ -281,6 +322,14 @@ void select_by_width(int elem_bytes, const void* x, const I* index, void* out, s
       break;
     }
   const std::int64_t units = row_bytes / width;
+  if (width == 16 && units >= kRowSelectMinUnits) {
+    const std::int64_t rows = outer * out_dim;
+    select_rows_kernel<I><<<static_cast<unsigned>(std::min<std::int64_t>(rows, std::int64_t(1) << 30)), kThreads, 0,
+                            stream>>>(static_cast<const uint4*>(x), index, static_cast<uint4*>(out), rows, in_dim,
+                                      out_dim, units);
+    FERRITE_CUDA_CHECK_LAUNCH();
+    return;
+  }
   switch (width) {
     case 1: return launch_index_select<1, I>(x, index, out, outer, in_dim, out_dim, units, stream);
     case 2: return launch_index_select<2, I>(x, index, out, outer, in_dim, out_dim, units, stream);

@@ -33,8 +33,9 @@ void tiled_transpose(const void* src, void* dst, const CopyPlan& plan, int a, cu
 
 /// Up to this many index values, index_minmax uses one block and plain stores, so `range`
 /// may be pinned host memory (mapped); above it, device atomics, so `range` must be device
-/// memory.
-inline constexpr std::int64_t kSmallIndexRange = std::int64_t(1) << 18;
+/// memory. One block reads at most 32 values per thread (four rounds of eight loads): past
+/// that, the init kernel and the copy cost less than the lone block's round trips.
+inline constexpr std::int64_t kSmallIndexRange = std::int64_t(1) << 15;
 /// range[0] = min, range[1] = max of the index values (min > max for an empty index).
 void index_minmax(const Buffer& index, long long* range, cudaStream_t stream);
 /// out[o, j, c] = x[o, wrap(index[j]), c] in units of elem_bytes (zeros for a bad index).
