@@ -14,6 +14,7 @@
 
 #include "core/numeric.hpp"
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/launch_grid.hpp"
 
 namespace ferrite::cuda::reduction {
 
@@ -102,8 +103,5 @@ struct MaxOp {  // NaN-propagating
   }
 };
 
-inline int blocks_for(std::int64_t work, int per_block) {
-  return static_cast<int>((work + per_block - 1) / per_block);
-}
 
 }  // namespace ferrite::cuda::reduction

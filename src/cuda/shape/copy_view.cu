@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/launch_grid.hpp"
 #include "cuda/shape/shape_device.cuh"
 #include "cuda/shape/shape_kernels.hpp"
 
@@ -195,13 +196,10 @@ __global__ void __launch_bounds__(kThreads) tiled_transpose_kernel(const element
   }
 }
 
-unsigned blocks_for(std::int64_t work, std::int64_t per_block) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((work + per_block - 1) / per_block, 1, std::int64_t(1) << 30));
-}
 
 template <int B>
 void launch_strided(const void* src, void* dst, const DevicePlan& p, cudaStream_t stream) {
-  strided_copy_kernel<B><<<blocks_for(p.numel, kThreads * kUnroll), kThreads, 0, stream>>>(
+  strided_copy_kernel<B><<<grid_stride_blocks(p.numel, kThreads * kUnroll), kThreads, 0, stream>>>(
       static_cast<const element_t<B>*>(src), static_cast<element_t<B>*>(dst), p);
   FERRITE_CUDA_CHECK_LAUNCH();
 }

@@ -101,18 +101,22 @@ class CudaShapeOps final : public ShapeOps {
     const int device = x.device().index;
     DeviceGuard guard(device);
     const cudaStream_t stream = stream_of(x);
-    // The range first (the index is small next to the rows it picks), then the copy: the host
-    // waits only for the range while the copy runs. A small index's range is written by one
-    // block straight into pinned memory (no init kernel, no copy in the stream).
-    shape::Readback readback;
+    // The index's range is found on a side stream, beside the copy (the index is small next
+    // to the rows it picks): the host waits only for the range, and the copy does not wait
+    // for it. A small index's range is written by one block straight into pinned memory (no
+    // init kernel, no copy). A large index's `range` is allocated on the main stream before
+    // the fork, so the side stream sees it allocated; the side stream's work is done before
+    // this returns, so `range` is free to go back then.
     std::optional<shape::Scratch> range;
-    if (index.numel() <= shape::kSmallIndexRange) {
-      shape::index_minmax(index, readback.device_slot(device), stream);
-      readback.record(device, stream);
+    if (index.numel() > shape::kSmallIndexRange) range.emplace(device, 2 * sizeof(long long), stream);
+    const cudaStream_t side = shape::fork_side_stream(device, stream);
+    shape::Readback readback;
+    if (!range) {
+      shape::index_minmax(index, readback.device_slot(device), side);
+      readback.record(device, side);
     } else {
-      range.emplace(device, 2 * sizeof(long long), stream);
-      shape::index_minmax(index, range->as<long long>(), stream);
-      readback.start(range->as<long long>(), 2, device, stream);
+      shape::index_minmax(index, range->as<long long>(), side);
+      readback.start(range->as<long long>(), 2, device, side);
     }
     shape::index_select(static_cast<int>(dtype_size(x.dtype())), x.data(), index, out.data(), outer, in_dim, out_dim,
                         inner, stream);

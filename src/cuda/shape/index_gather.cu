@@ -5,6 +5,7 @@
 #include <climits>
 
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/launch_grid.hpp"
 #include "cuda/shape/shape_device.cuh"
 #include "cuda/shape/shape_kernels.hpp"
 
@@ -13,9 +14,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(std::int64_t work, std::int64_t per_block, std::int64_t cap = std::int64_t(1) << 30) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((work + per_block - 1) / per_block, 1, cap));
-}
 
 __global__ void init_range_kernel(long long* range) {
   range[0] = LLONG_MAX;
@@ -273,7 +271,7 @@ void launch_index_select(const void* x, const I* index, void* out, std::int64_t 
   const bool fast = n < (std::int64_t(1) << 31);
   const FastDivmod inner_div(fast ? static_cast<std::uint32_t>(inner) : 1);
   const FastDivmod out_dim_div(fast ? static_cast<std::uint32_t>(out_dim) : 1);
-  index_select_kernel<B, I><<<blocks_for(n, kThreads * 4), kThreads, 0, stream>>>(
+  index_select_kernel<B, I><<<grid_stride_blocks(n, kThreads * kUnroll), kThreads, 0, stream>>>(
       static_cast<const element_t<B>*>(x), index, static_cast<element_t<B>*>(out), n, inner_div, out_dim_div, inner,
       in_dim, out_dim, fast);
   FERRITE_CUDA_CHECK_LAUNCH();
@@ -324,7 +322,7 @@ void select_by_width(int elem_bytes, const void* x, const I* index, void* out, s
   const std::int64_t units = row_bytes / width;
   if (width == 16 && units >= kRowSelectMinUnits) {
     const std::int64_t rows = outer * out_dim;
-    select_rows_kernel<I><<<static_cast<unsigned>(std::min<std::int64_t>(rows, std::int64_t(1) << 30)), kThreads, 0,
+    select_rows_kernel<I><<<grid_stride_blocks(rows, 1), kThreads, 0,
                             stream>>>(static_cast<const uint4*>(x), index, static_cast<uint4*>(out), rows, in_dim,
                                       out_dim, units);
     FERRITE_CUDA_CHECK_LAUNCH();
@@ -342,7 +340,7 @@ void select_by_width(int elem_bytes, const void* x, const I* index, void* out, s
 template <int B, class I>
 void launch_gather(const void* x, const I* index, void* out, const GatherPlan& p, long long* range, cudaStream_t stream) {
   // At most a few thousand blocks: each folds its index range with one pair of atomics.
-  gather_kernel<B, I><<<blocks_for(p.n, kThreads * kGatherUnroll, 8192), kThreads, 0, stream>>>(
+  gather_kernel<B, I><<<grid_stride_blocks(p.n, kThreads * kGatherUnroll, 8192), kThreads, 0, stream>>>(
       static_cast<const element_t<B>*>(x), index, static_cast<element_t<B>*>(out), p, range);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
@@ -377,7 +375,7 @@ void index_minmax(const Buffer& index, long long* range, cudaStream_t stream) {
     return;
   }
   init_range(range, stream);
-  const unsigned blocks = blocks_for(n, kThreads * 8, 1024);
+  const unsigned blocks = grid_stride_blocks(n, kThreads * 8, 1024);
   if (index.dtype() == DType::I32)
     minmax_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), n, range);
   else

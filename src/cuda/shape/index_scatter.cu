@@ -9,6 +9,7 @@
 
 #include "core/numeric.hpp"
 #include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/launch_grid.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_device.cuh"
 #include "cuda/shape/shape_kernels.hpp"
@@ -19,9 +20,6 @@ namespace {
 
 constexpr int kThreads = 256;
 
-unsigned blocks_for(std::int64_t work, std::int64_t per_block, std::int64_t cap = std::int64_t(1) << 30) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((work + per_block - 1) / per_block, 1, cap));
-}
 
 template <class T> struct Accumulate { using type = T; };
 template <> struct Accumulate<Half> { using type = float; };
@@ -115,7 +113,7 @@ void launch_run_sum(const std::uint64_t* keys, const std::int64_t* sources, std:
                     std::uint64_t sentinel, const void* src, void* out, cudaStream_t stream) {
   const bool fast = n * width < (std::int64_t(1) << 31);
   const FastDivmod width_div(fast ? static_cast<std::uint32_t>(width) : 1);
-  run_sum_kernel<T><<<blocks_for(n * width, kThreads), kThreads, 0, stream>>>(
+  run_sum_kernel<T><<<grid_stride_blocks(n * width, kThreads), kThreads, 0, stream>>>(
       keys, sources, n, width, width_div, fast, sentinel, static_cast<const T*>(src), static_cast<T*>(out));
   FERRITE_CUDA_CHECK_LAUNCH();
 }
@@ -144,7 +142,7 @@ void scatter_sum(DType dtype, const Buffer& index, const void* src, void* out, c
   std::int64_t* sources_in = sources.as<std::int64_t>();
   std::int64_t* sources_out = sources_in + n;
 
-  const unsigned blocks = blocks_for(p.n, kThreads, 4096);  // each block folds its range with one atomic pair
+  const unsigned blocks = grid_stride_blocks(p.n, kThreads, 4096);  // each block folds its range with one atomic pair
   if (index.dtype() == DType::I32)
     keys_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), p, keys_in, sources_in, range);
   else

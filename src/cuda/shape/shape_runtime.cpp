@@ -15,6 +15,8 @@ constexpr int kMaxDevices = 64;
 struct ThreadSlots {
   std::int64_t* host = nullptr;
   std::array<cudaEvent_t, kMaxDevices> events{};
+  std::array<cudaStream_t, kMaxDevices> side_streams{};
+  std::array<cudaEvent_t, kMaxDevices> fork_events{};
 };
 
 ThreadSlots& slots() {
@@ -57,6 +59,18 @@ long long* Readback::device_slot(int device) {
 void Readback::record(int device, cudaStream_t stream) {
   (void)device;
   FERRITE_CUDA_CHECK(cudaEventRecord(event_, stream));
+}
+
+cudaStream_t fork_side_stream(int device, cudaStream_t main) {
+  ThreadSlots& s = ready_slots(device);
+  const auto d = static_cast<std::size_t>(device);
+  if (s.side_streams[d] == nullptr) {
+    FERRITE_CUDA_CHECK(cudaStreamCreateWithFlags(&s.side_streams[d], cudaStreamNonBlocking));
+    FERRITE_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork_events[d], cudaEventDisableTiming));
+  }
+  FERRITE_CUDA_CHECK(cudaEventRecord(s.fork_events[d], main));
+  FERRITE_CUDA_CHECK(cudaStreamWaitEvent(s.side_streams[d], s.fork_events[d], 0));
+  return s.side_streams[d];
 }
 
 const std::int64_t* Readback::wait() {

@@ -53,4 +53,9 @@ class Readback {
   cudaEvent_t event_ = nullptr;
 };
 
+/// This host thread's side stream on `device`, made to wait for everything queued on `main`
+/// so far. Work that only the host waits for (an index's range check) goes there, so that it
+/// runs beside the main stream's next kernel instead of before it.
+cudaStream_t fork_side_stream(int device, cudaStream_t main);
+
 }  // namespace ferrite::cuda::shape
