@@ -22,17 +22,20 @@ __global__ void init_range_kernel(long long* range) {
 
 // One block over a small index, the pair written straight to `out` (the caller's pinned
 // host slot): no init kernel, no copy.
-// Each thread issues kInFlight loads before folding any of them: a lone block is bound by
-// how many round trips to memory each thread waits on, not by bandwidth.
+// It runs beside the kernel that uses the index (on a side stream), so it is one block of
+// kThreads: a larger block would wait for that many threads to be free on one SM. Each thread
+// issues kInFlight loads before folding any of them: a lone block is bound by how many round
+// trips to memory each thread waits on, not by bandwidth.
 template <class I>
-__global__ void __launch_bounds__(1024) small_minmax_kernel(const I* __restrict__ index, std::int64_t n, long long* out) {
-  constexpr int kInFlight = 8;
+__global__ void __launch_bounds__(kThreads) small_minmax_kernel(const I* __restrict__ index, std::int64_t n,
+                                                                long long* out) {
+  constexpr int kInFlight = 16;
   long long lo = LLONG_MAX, hi = LLONG_MIN;
-  for (std::int64_t base = threadIdx.x; base < n; base += 1024 * kInFlight) {
+  for (std::int64_t base = threadIdx.x; base < n; base += kThreads * kInFlight) {
     long long values[kInFlight];
 #pragma unroll
     for (int u = 0; u < kInFlight; ++u) {
-      const std::int64_t i = base + u * 1024;
+      const std::int64_t i = base + u * kThreads;
       values[u] = index[i < n ? i : base];  // a repeat of a value already folded changes nothing
     }
 #pragma unroll
@@ -368,9 +371,9 @@ void index_minmax(const Buffer& index, long long* range, cudaStream_t stream) {
   const std::int64_t n = index.numel();
   if (n <= kSmallIndexRange) {
     if (index.dtype() == DType::I32)
-      small_minmax_kernel<std::int32_t><<<1, 1024, 0, stream>>>(index.data_as<std::int32_t>(), n, range);
+      small_minmax_kernel<std::int32_t><<<1, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), n, range);
     else
-      small_minmax_kernel<std::int64_t><<<1, 1024, 0, stream>>>(index.data_as<std::int64_t>(), n, range);
+      small_minmax_kernel<std::int64_t><<<1, kThreads, 0, stream>>>(index.data_as<std::int64_t>(), n, range);
     FERRITE_CUDA_CHECK_LAUNCH();
     return;
   }

@@ -33,8 +33,8 @@ void tiled_transpose(const void* src, void* dst, const CopyPlan& plan, int a, cu
 
 /// Up to this many index values, index_minmax uses one block and plain stores, so `range`
 /// may be pinned host memory (mapped); above it, device atomics, so `range` must be device
-/// memory. One block reads at most 32 values per thread (four rounds of eight loads): past
-/// that, the init kernel and the copy cost less than the lone block's round trips.
+/// memory. The one block (256 threads) reads at most 128 values per thread, in eight rounds of
+/// sixteen loads: past that, the init kernel and the copy cost less than its round trips.
 inline constexpr std::int64_t kSmallIndexRange = std::int64_t(1) << 15;
 /// range[0] = min, range[1] = max of the index values (min > max for an empty index).
 void index_minmax(const Buffer& index, long long* range, cudaStream_t stream);

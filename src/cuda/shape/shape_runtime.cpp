@@ -65,7 +65,12 @@ cudaStream_t fork_side_stream(int device, cudaStream_t main) {
   ThreadSlots& s = ready_slots(device);
   const auto d = static_cast<std::size_t>(device);
   if (s.side_streams[d] == nullptr) {
-    FERRITE_CUDA_CHECK(cudaStreamCreateWithFlags(&s.side_streams[d], cudaStreamNonBlocking));
+    // The highest priority: the block scheduler then starts the side stream's small blocks as
+    // soon as an SM has room, instead of after every pending block of the main stream's
+    // kernel (which the host would then wait for).
+    int least = 0, greatest = 0;
+    FERRITE_CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    FERRITE_CUDA_CHECK(cudaStreamCreateWithPriority(&s.side_streams[d], cudaStreamNonBlocking, greatest));
     FERRITE_CUDA_CHECK(cudaEventCreateWithFlags(&s.fork_events[d], cudaEventDisableTiming));
   }
   FERRITE_CUDA_CHECK(cudaEventRecord(s.fork_events[d], main));
