@@ -2,27 +2,13 @@
 // accumulators merge and what the result is. Include only from .cu files.
 #pragma once
 
+#include "core/elementwise_functors.hpp"
 #include "cuda/reduction/reduce_common.cuh"
 
 namespace ferrite::cuda::reduction {
 
-/// Integer sums and products wrap like int64 arithmetic (two's complement), without UB.
-template <class A>
-__device__ __forceinline__ A wrapping_add(A a, A b) {
-  if constexpr (std::is_integral_v<A>)
-    return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-  else
-    return a + b;
-}
-template <class A>
-__device__ __forceinline__ A wrapping_mul(A a, A b) {
-  if constexpr (std::is_integral_v<A>)
-    return static_cast<A>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
-  else
-    return a * b;
-}
-
-/// Integer and Bool sums and products give I64 (as PyTorch); floats keep their dtype.
+/// Integer and Bool sums and products give I64 (as PyTorch); floats keep their dtype. AddFn
+/// and MulFn wrap integers like two's-complement int64 arithmetic, without UB.
 template <class T>
 using sum_out_t = std::conditional_t<std::is_integral_v<acc_t<T>>, std::int64_t, T>;
 
@@ -34,9 +20,9 @@ struct SumReducer {
   bool mean = false;
   __device__ acc_t identity() const { return acc_t(0); }
   __device__ __forceinline__ acc_t step(acc_t a, T v, std::int64_t) const {
-    return wrapping_add(a, static_cast<acc_t>(detail::widen(v)));
+    return detail::AddFn{}(a, static_cast<acc_t>(detail::widen(v)));
   }
-  __device__ __forceinline__ acc_t merge(acc_t a, acc_t b) const { return wrapping_add(a, b); }
+  __device__ __forceinline__ acc_t merge(acc_t a, acc_t b) const { return detail::AddFn{}(a, b); }
   __device__ out_t finish(acc_t a, std::int64_t dim) const {
     if constexpr (std::is_integral_v<acc_t>) {
       return a;
@@ -53,9 +39,9 @@ struct ProdReducer {
   using out_t = sum_out_t<T>;
   __device__ acc_t identity() const { return acc_t(1); }
   __device__ __forceinline__ acc_t step(acc_t a, T v, std::int64_t) const {
-    return wrapping_mul(a, static_cast<acc_t>(detail::widen(v)));
+    return detail::MulFn{}(a, static_cast<acc_t>(detail::widen(v)));
   }
-  __device__ __forceinline__ acc_t merge(acc_t a, acc_t b) const { return wrapping_mul(a, b); }
+  __device__ __forceinline__ acc_t merge(acc_t a, acc_t b) const { return detail::MulFn{}(a, b); }
   __device__ out_t finish(acc_t a, std::int64_t) const {
     if constexpr (std::is_integral_v<acc_t>)
       return a;

@@ -15,7 +15,7 @@ struct ArithmeticScan {
   using out_t = sum_out_t<T>;
   __device__ acc_t identity() const { return acc_t(kProduct ? 1 : 0); }
   __device__ acc_t make(T v, std::int64_t) const { return static_cast<acc_t>(detail::widen(v)); }
-  __device__ acc_t operator()(acc_t a, acc_t b) const { return kProduct ? wrapping_mul(a, b) : wrapping_add(a, b); }
+  __device__ acc_t operator()(acc_t a, acc_t b) const { return kProduct ? detail::MulFn{}(a, b) : detail::AddFn{}(a, b); }
   __device__ out_t value(acc_t a) const {
     if constexpr (std::is_integral_v<acc_t>)
       return a;

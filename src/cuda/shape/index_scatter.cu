@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 
+#include "core/elementwise_functors.hpp"
 #include "core/numeric.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/launch_grid.hpp"
@@ -19,33 +20,6 @@ namespace ferrite::cuda::shape {
 namespace {
 
 constexpr int kThreads = 256;
-
-
-template <class T> struct Accumulate { using type = T; };
-template <> struct Accumulate<Half> { using type = float; };
-template <> struct Accumulate<BFloat16> { using type = float; };
-template <class T>
-using accumulate_t = typename Accumulate<T>::type;
-
-template <class A>
-__device__ __forceinline__ A add(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));  // wraps, like the CPU backend
-  } else {
-    return a + b;
-  }
-}
-template <class T>
-__device__ __forceinline__ accumulate_t<T> load(T x) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return detail::widen(x);
-  else return x;
-}
-template <class T>
-__device__ __forceinline__ T store(accumulate_t<T> a) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return detail::narrow<T>(a);
-  else return a;
-}
 
 struct KeyPlan {
   int rank, dim;
@@ -102,9 +76,12 @@ __global__ void __launch_bounds__(kThreads) run_sum_kernel(const std::uint64_t* 
     const std::uint64_t key = keys[q];
     if (key == sentinel || (q > 0 && keys[q - 1] == key)) continue;
     T* target = out + static_cast<std::int64_t>(key) * width + c;
-    accumulate_t<T> acc = load(*target);
-    for (std::int64_t p = q; p < n && keys[p] == key; ++p) acc = add(acc, load(src[sources[p] * width + c]));
-    *target = store<T>(acc);
+    // The widened sum (float for F16/BF16, I64 for I32: integers wrap, so narrowing once at
+    // the end gives the same bits as wrapping at every step), rounded once.
+    detail::wide_t<T> acc = detail::widen(*target);
+    for (std::int64_t p = q; p < n && keys[p] == key; ++p)
+      acc = detail::AddFn{}(acc, detail::widen(src[sources[p] * width + c]));
+    *target = detail::narrow<T>(acc);
   }
 }
 
