@@ -4,8 +4,9 @@
 // is split over blocks) take a dedicated kernel: the generic engine's step carries a 64-bit
 // index and an empty-accumulator test per element, which made argmax compute-bound at about
 // half of HBM bandwidth. Here each thread keeps its best value and a 32-bit position in the
-// row, and the per-element step is a compare, a predicate and two selects. Everything else goes through
-// the generic engine (reduce_engine.cuh).
+// row, and the per-element step is a compare, a predicate and two selects; the merge across
+// threads is the engine's (ArgReducer). Everything else goes through the generic engine
+// (reduce_engine.cuh).
 //
 // Both paths give the same answer as the CPU backend: the first occurrence of the extreme
 // value, or the first NaN when the row holds one. The merge orders candidates by (NaN,
@@ -19,46 +20,31 @@
 namespace ferrite::cuda::reduction {
 namespace {
 
-template <class A>
-struct RowBest {
-  A value;
-  int index;  // position in the row; INT_MAX: the thread saw no element
-};
-
-template <bool kMax, class A>
-__device__ __forceinline__ RowBest<A> better_of(RowBest<A> a, RowBest<A> b) {
-  if (a.index == INT_MAX) return b;
-  if (b.index == INT_MAX) return a;
-  const bool a_nan = a.value != a.value, b_nan = b.value != b.value;
-  if (a_nan || b_nan) {
-    if (a_nan && b_nan) return a.index < b.index ? a : b;
-    return a_nan ? a : b;
-  }
-  if (a.value == b.value) return a.index < b.index ? a : b;
-  return (kMax ? a.value > b.value : a.value < b.value) ? a : b;
-}
-
+// The group's merge is ArgReducer's: a thread with no element holds its identity, which
+// loses every merge to a real element (ties go to the lower index). kMax is reducer.max, as a
+// constant for the per-element step.
 template <class T, bool kMax>
 __global__ void __launch_bounds__(kReduceThreads)
     arg_reduce_rows_kernel(const T* __restrict__ x, std::int64_t* __restrict__ out, std::int64_t rows, int dim,
-                           int group) {
+                           int group, const ArgReducer<T> reducer) {
   using A = acc_t<T>;
   using V = Vec16<T>;
+  using Best = typename ArgReducer<T>::acc_t;
   constexpr int kV = V::kSize;
-  __shared__ RowBest<A> smem[kReduceThreads / 32];
+  __shared__ Best smem[kReduceThreads / 32];
   const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kReduceThreads / group) + threadIdx.x / group;
   const int t = threadIdx.x % group;
-  A best = A(0);
-  int index = INT_MAX;
+  Best mine = reducer.identity();
   const int vectors = dim / kV;
   if (row < rows && t < vectors) {
     const V* vp = reinterpret_cast<const V*>(x + row * dim);
     // Start from the thread's first element; after that its elements come in increasing
     // position order, so a later one replaces the best only when strictly better, or when it
     // is the first NaN: !(v <= best) holds for v > best and for a NaN v, and a NaN best is
-    // never replaced. A compare, a predicate and two selects per element.
-    best = static_cast<A>(detail::widen(vp[t].v[0]));
-    index = t * kV;
+    // never replaced. A compare, a predicate and two selects per element, on a 32-bit
+    // position (ArgReducer::step also tests for an empty accumulator and moves 64-bit indices).
+    A best = static_cast<A>(detail::widen(vp[t].v[0]));
+    int index = t * kV;
     for (int i = t; i < vectors; i += group * kReduceUnroll) {
       V pack[kReduceUnroll];
 #pragma unroll
@@ -76,9 +62,9 @@ __global__ void __launch_bounds__(kReduceThreads)
           }
         }
     }
+    mine = Best{best, index};
   }
-  const RowBest<A> winner =
-      group_reduce(RowBest<A>{best, index}, group, smem, [](RowBest<A> a, RowBest<A> b) { return better_of<kMax>(a, b); });
+  const Best winner = group_reduce(mine, group, smem, [&](Best a, Best b) { return reducer.merge(a, b); });
   if (row < rows && t == 0) out[row] = winner.index;
 }
 
@@ -101,10 +87,11 @@ void launch_arg_reduce_rows(bool max, const T* x, std::int64_t* out, const Reduc
   while (group < kReduceThreads && group * 16 < vectors) group *= 2;
   const int blocks = blocks_for(e.outer, kReduceThreads / group);
   const int dim = static_cast<int>(e.dim);
+  const ArgReducer<T> reducer{max, extreme_identity<T>(max)};
   if (max)
-    arg_reduce_rows_kernel<T, true><<<blocks, kReduceThreads, 0, stream>>>(x, out, e.outer, dim, group);
+    arg_reduce_rows_kernel<T, true><<<blocks, kReduceThreads, 0, stream>>>(x, out, e.outer, dim, group, reducer);
   else
-    arg_reduce_rows_kernel<T, false><<<blocks, kReduceThreads, 0, stream>>>(x, out, e.outer, dim, group);
+    arg_reduce_rows_kernel<T, false><<<blocks, kReduceThreads, 0, stream>>>(x, out, e.outer, dim, group, reducer);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
