@@ -139,7 +139,7 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
                     cols,
                     static_cast<A>(eps)};
       const bool vec = rows_vectorisable<T>(cols, {a.x, a.weight, a.bias, a.y});
-      const bool fits = with_row_shape(cols, 8192, [&](auto shape) {
+      const bool fits = with_row_shape_for<T>(cols, 8192, [&](auto shape) {
         constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
         norm_rows_kernel<T, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(a, vec);
       });

@@ -92,7 +92,7 @@ void softmax_backward(Op op, const Buffer& grad, const Buffer& y, const Buffer& 
       } else {
         const std::int64_t rows = e.outer, cols = e.dim;
         const bool vec = rows_vectorisable<T>(cols, {g, yy, o});
-        const bool fits = with_row_shape(cols, 4096, [&](auto shape) {
+        const bool fits = with_row_shape_for<T>(cols, 4096, [&](auto shape) {
           constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
           softmax_backward_rows_kernel<T, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(
               g, yy, o, rows, cols, log_out, vec);

@@ -110,7 +110,7 @@ void launch_softmax(bool log_out, const T* in, O* o, const ReduceExtents& e, cud
   } else {
     const std::int64_t rows = e.outer, cols = e.dim;
     const bool vec = rows_vectorisable<T>(cols, {in}) && rows_vectorisable<O>(cols, {o});
-    const bool fits = with_row_shape(cols, 8192, [&](auto shape) {
+    const bool fits = with_row_shape_for<T>(cols, 8192, [&](auto shape) {
       constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
       softmax_rows_kernel<T, O, G, N><<<blocks_for(rows, kRowThreads / G), kRowThreads, 0, stream>>>(in, o, rows, cols,
                                                                                                   log_out, vec);
