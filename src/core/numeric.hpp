@@ -94,9 +94,11 @@ FERRITE_HOST_DEVICE BFloat16 bfloat16_from_bits(std::uint16_t b) {
 
 FERRITE_HOST_DEVICE std::uint16_t float_to_half_bits(float f) {
 #if defined(__CUDA_ARCH__)
-  // The hardware conversion rounds to nearest even too; only NaN payloads could differ.
-  if (f != f) return bits::float_to_half(f);
-  return __half_as_ushort(__float2half_rn(f));
+  // The hardware conversion rounds to nearest even too; only NaNs could differ: they become
+  // the CPU's signed quiet NaN through a select (no branch into the software path).
+  const std::uint16_t nan = static_cast<std::uint16_t>(((__float_as_uint(f) >> 16) & 0x8000u) | 0x7E00u);
+  const std::uint16_t rounded = __half_as_ushort(__float2half_rn(f));
+  return f != f ? nan : rounded;
 #else
   return bits::float_to_half(f);
 #endif
@@ -117,9 +119,11 @@ FERRITE_HOST_DEVICE std::uint16_t float_to_bfloat16_bits(float f) {
 #if defined(__CUDA_ARCH__)
   // One cvt instruction instead of the integer rounding sequence: BF16 ops with real math
   // (exp, sigmoid) are bound by instruction count, not memory, without it. Same rounding
-  // (nearest even); NaN takes the software path to keep its payload as on the CPU.
-  if (f != f) return bits::float_to_bfloat16(f);
-  return __bfloat16_as_ushort(__float2bfloat16_rn(f));
+  // (nearest even); a NaN becomes the CPU's signed quiet NaN through a select, not a branch
+  // into the software path (the row-wise BF16 kernels are bound by instruction issue).
+  const std::uint16_t nan = static_cast<std::uint16_t>(((__float_as_uint(f) >> 16) & 0x8000u) | 0x7FC0u);
+  const std::uint16_t rounded = __bfloat16_as_ushort(__float2bfloat16_rn(f));
+  return f != f ? nan : rounded;
 #else
   return bits::float_to_bfloat16(f);
 #endif

@@ -47,10 +47,19 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, b
     for (int n = 0; n < N; ++n) s += v[n];
     mu = group_reduce(s, G, smem, AddOp{}) / static_cast<A>(a.cols);
   }
+  // Items past the row's end hold 0 and stay out of the variance. Columns grow with n, so a
+  // thread whose last item is inside the row (every thread, when the row fills the shape)
+  // skips the per-item test: the BF16 norms are bound by instruction issue. Same order of
+  // additions either way.
   A d = 0;
+  if (item_column<T, G, N>(N - 1, t, vec) < a.cols) {
 #pragma unroll
-  for (int n = 0; n < N; ++n)
-    if (item_column<T, G, N>(n, t, vec) < a.cols) d += (v[n] - mu) * (v[n] - mu);
+    for (int n = 0; n < N; ++n) d += (v[n] - mu) * (v[n] - mu);
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n)
+      if (item_column<T, G, N>(n, t, vec) < a.cols) d += (v[n] - mu) * (v[n] - mu);
+  }
   d = group_reduce(d, G, smem, AddOp{});
   const A r = A(1) / sqrt(d / static_cast<A>(a.cols) + a.eps);
   if (!active) return;
