@@ -1,11 +1,17 @@
 #include "frontend/checks.hpp"
 
+#include <limits>
 #include <string>
 
 namespace ferrite::frontend {
 
 Tensor allocate(const Shape& shape, DType dtype, Device device) {
   const std::int64_t numel = shape_numel(shape);
+  // The byte count must not wrap (2^61 C128 elements would ask for 0 bytes), and backends add
+  // alignment and guard bytes to it: keep a mebibyte of headroom below 2^63.
+  const auto elem = static_cast<std::int64_t>(dtype_size(dtype));
+  FERRITE_CHECK(numel <= (std::numeric_limits<std::int64_t>::max() - (std::int64_t(1) << 20)) / elem, InvalidArgument,
+                "shape ", shape_str(shape), " of ", dtype_name(dtype), " needs more bytes than an int64 can count");
   Backend& b = backend(device);
   auto storage = b.allocate(static_cast<std::size_t>(numel) * dtype_size(dtype), device);
   return Tensor(Buffer(std::move(storage), dtype, numel), shape);

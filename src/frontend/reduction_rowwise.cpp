@@ -107,7 +107,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   const RowsCols rc = rows_cols(name, x);
   check_affine(name, "weight", weight, x, rc.cols);
   check_affine(name, "bias", bias, x, rc.cols);
-  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " is negative");
+  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
   LayerNormResult r;
   r.y = frontend::allocate(x.shape(), x.dtype(), x.device());
   r.mean = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
@@ -148,7 +148,7 @@ RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps) {
   frontend::check_supported(Op::RmsNorm, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_affine(name, "weight", weight, x, rc.cols);
-  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " is negative");
+  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
   RmsNormResult r;
   r.y = frontend::allocate(x.shape(), x.dtype(), x.device());
   r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());

@@ -1,7 +1,9 @@
 // Front end of the shape ops: every op becomes one or more copy_view calls (a strided read
 // into a strided write), validated here.
 #include <algorithm>
+#include <limits>
 #include <numeric>
+#include <string>
 
 #include "ferrite/backend.hpp"
 #include "ferrite/shape.hpp"
@@ -40,6 +42,20 @@ std::pair<__int128, __int128> view_extent(const Shape& shape, const std::vector<
   return {lo, hi};
 }
 
+// Decimal text of an extent, which may lie beyond int64 for views with huge strides.
+std::string extent_str(__int128 v) {
+  if (v >= std::numeric_limits<std::int64_t>::min() && v <= std::numeric_limits<std::int64_t>::max())
+    return std::to_string(static_cast<long long>(v));
+  std::string digits;
+  const bool negative = v < 0;
+  do {
+    const int digit = static_cast<int>(v % 10);
+    digits.insert(digits.begin(), static_cast<char>('0' + (negative ? -digit : digit)));
+    v /= 10;
+  } while (v != 0);
+  return negative ? "-" + digits : digits;
+}
+
 StridedView make_view(const char* op, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset,
                       const Tensor& storage) {
   FERRITE_CHECK(shape.size() <= static_cast<std::size_t>(kMaxViewDims), InvalidArgument, op, ": view shape ",
@@ -51,7 +67,7 @@ StridedView make_view(const char* op, const Shape& shape, const std::vector<std:
     const auto [lo, hi] = view_extent(shape, strides, offset);
     FERRITE_CHECK(lo >= 0 && hi < storage.numel(), IndexOutOfRange, op, ": the view (shape ", shape_str(shape),
                   ", strides ", shape_str(strides), ", offset ", offset, ") addresses elements ",
-                  static_cast<long long>(lo), "..", static_cast<long long>(hi), ", outside the ", storage.numel(),
+                  extent_str(lo), "..", extent_str(hi), ", outside the ", storage.numel(),
                   " elements of ", storage.description());
   }
   StridedView v;
@@ -225,7 +241,9 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& size
   std::int64_t total = 0;
   for (std::int64_t s : sizes) {
     FERRITE_CHECK(s >= 0, InvalidArgument, op, ": sizes ", shape_str(sizes), " has a negative size");
-    total += s;
+    FERRITE_CHECK(!__builtin_add_overflow(total, s, &total), ShapeMismatch, op, ": sizes ", shape_str(sizes),
+                  " add up to more than an int64 can count but dim ", d, " of ", x.description(), " has ",
+                  x.shape()[d]);
   }
   FERRITE_CHECK(total == x.shape()[d], ShapeMismatch, op, ": sizes ", shape_str(sizes), " add up to ", total,
                 " but dim ", d, " of ", x.description(), " has ", x.shape()[d]);
@@ -239,7 +257,7 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
   FERRITE_CHECK(x.dim() > 0, InvalidArgument, op, ": a rank-0 tensor ", x.description(), " cannot be chunked");
   const std::int64_t d = wrap_dim(op, x, dim);
   const std::int64_t size = x.shape()[d];
-  const std::int64_t piece = (size + n - 1) / n;
+  const std::int64_t piece = size / n + (size % n != 0);  // ceil, without overflow for any n
   std::vector<std::int64_t> sizes;
   if (piece == 0) sizes.push_back(0);  // torch.chunk of an empty dim: one empty piece
   for (std::int64_t at = 0; piece > 0 && at < size; at += piece) sizes.push_back(std::min(piece, size - at));
@@ -262,7 +280,8 @@ Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
   src.rank = static_cast<int>(2 * r);
   for (std::size_t k = 0; k < r; ++k) {
     FERRITE_CHECK(reps[k] >= 0, InvalidArgument, op, ": reps ", shape_str(reps), " has a negative entry");
-    out_shape[k] = in_shape[k] * reps[k];
+    FERRITE_CHECK(!__builtin_mul_overflow(in_shape[k], reps[k], &out_shape[k]), InvalidArgument, op, ": reps ",
+                  shape_str(reps), " of ", x.description(), " give a dim of more elements than an int64 can count");
     // Dim k of the output is [reps[k], in_shape[k]]: the repeat index reads with stride 0.
     tiled[2 * k] = src.sizes[2 * k] = reps[k];
     tiled[2 * k + 1] = src.sizes[2 * k + 1] = in_shape[k];

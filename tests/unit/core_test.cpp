@@ -1,6 +1,7 @@
 // Core types: dtypes, errors, tensors, the registry, broadcasting layouts, threads.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <thread>
 
 #include "conformance/conformance.hpp"
@@ -69,6 +70,29 @@ TEST(Tensor, BadInputThrowsTypedErrors) {
                          "to_vector: asked for BF16 elements but the tensor is [2] F16 cpu"), "");
   EXPECT_EQ(expect_error([&] { (void)add(zeros({2}, DType::F16), zeros({2}, DType::BF16)); }, ErrorKind::DTypeMismatch,
                          "add: operand dtypes differ ([2] F16 cpu, [2] BF16 cpu)"), "");
+}
+
+// Sizes whose arithmetic would wrap: each must be an error, never a wrapped (small) size.
+// Before the byte check, 2^61 C128 elements asked the backend for 2^65 mod 2^64 = 0 bytes.
+TEST(Tensor, SizesThatWouldOverflowAreErrors) {
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(expect_error([] { (void)zeros({std::int64_t(1) << 61}, DType::C128); }, ErrorKind::InvalidArgument,
+                         "shape [2305843009213693952] of C128 needs more bytes than an int64 can count"), "");
+  EXPECT_EQ(expect_error([&] { (void)empty({big}, DType::F16); }, ErrorKind::InvalidArgument,
+                         "of F16 needs more bytes than an int64 can count"), "");
+  EXPECT_EQ(expect_error([&] { (void)zeros({big, 2}); }, ErrorKind::InvalidArgument,
+                         "has more elements than an int64 can count"), "");
+  const Tensor t = zeros({3, 4});
+  EXPECT_EQ(expect_error([&] { (void)repeat(t, {big, 1}); }, ErrorKind::InvalidArgument,
+                         "repeat: reps [9223372036854775807, 1] of [3, 4] F32 cpu give a dim of more elements"), "");
+  EXPECT_EQ(expect_error([&] { (void)split(t, {big, big, 2}, 1); }, ErrorKind::ShapeMismatch,
+                         "split: sizes [9223372036854775807, 9223372036854775807, 2] add up to more than an int64"), "");
+  EXPECT_EQ(expect_error([&] { (void)strided_copy(t, {2, 2}, {big, 1}, 0); }, ErrorKind::IndexOutOfRange,
+                         "addresses elements 0..9223372036854775808, outside the 12 elements"), "");
+  EXPECT_EQ(expect_error([&] { (void)layer_norm(t, {}, {}, std::numeric_limits<double>::quiet_NaN()); },
+                         ErrorKind::InvalidArgument, "layer_norm: eps nan must be a number >= 0"), "");
+  EXPECT_EQ(chunk(t, big, 1).size(), 4u);  // ceil(4 / n) without computing 4 + n - 1
+  EXPECT_EQ(roll(t, std::numeric_limits<std::int64_t>::min(), 1).to_vector<float>(), t.to_vector<float>());
 }
 
 TEST(Registry, CpuAlwaysThereAndRegistrationIsIdempotent) {
