@@ -94,7 +94,8 @@ Tensor Tensor::reshape(Shape target) const {
       inferred = static_cast<int>(i);
     } else {
       FERRITE_CHECK(target[i] >= 0, InvalidArgument, "reshape: negative dim in ", shape_str(target));
-      known *= target[i];
+      FERRITE_CHECK(!__builtin_mul_overflow(known, target[i], &known), ShapeMismatch, "reshape: ", description(),
+                    " cannot become ", shape_str(target), " (more elements than an int64 can count)");
     }
   }
   if (inferred >= 0) {

@@ -91,6 +91,8 @@ TEST(Tensor, SizesThatWouldOverflowAreErrors) {
                          "addresses elements 0..9223372036854775808, outside the 12 elements"), "");
   EXPECT_EQ(expect_error([&] { (void)layer_norm(t, {}, {}, std::numeric_limits<double>::quiet_NaN()); },
                          ErrorKind::InvalidArgument, "layer_norm: eps nan must be a number >= 0"), "");
+  EXPECT_EQ(expect_error([&] { (void)t.reshape({std::int64_t(1) << 62, std::int64_t(1) << 62, 0}); },
+                         ErrorKind::ShapeMismatch, "(more elements than an int64 can count)"), "");
   EXPECT_EQ(chunk(t, big, 1).size(), 4u);  // ceil(4 / n) without computing 4 + n - 1
   EXPECT_EQ(roll(t, std::numeric_limits<std::int64_t>::min(), 1).to_vector<float>(), t.to_vector<float>());
 }
