@@ -33,6 +33,14 @@ void check_defined(const char* op, std::initializer_list<const Tensor*> tensors)
     FERRITE_CHECK(t->defined(), InvalidArgument, op, ": an operand is an undefined (default-constructed) tensor");
 }
 
+void check_grad(const char* op, const Tensor& grad, const Tensor& forward, const char* forward_name) {
+  check_defined(op, {&grad, &forward});
+  check_same_device(op, {&grad, &forward});
+  check_same_dtype(op, {&grad, &forward});
+  FERRITE_CHECK(grad.shape() == forward.shape(), ShapeMismatch, op, ": grad is ", grad.description(), " but ",
+                forward_name, " is ", forward.description(), " (shapes must match)");
+}
+
 void check_same_device(const char* op, std::initializer_list<const Tensor*> tensors) {
   const Device first = (*tensors.begin())->device();
   for (const Tensor* t : tensors)

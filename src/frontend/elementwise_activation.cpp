@@ -27,11 +27,7 @@ using frontend::name_of;
 
 Tensor backward_op(Op op, const Tensor& grad, const Tensor& x, const UnaryParams& params = {}) {
   const char* name = name_of(op);
-  frontend::check_defined(name, {&grad, &x});
-  frontend::check_same_device(name, {&grad, &x});
-  frontend::check_same_dtype(name, {&grad, &x});
-  FERRITE_CHECK(grad.shape() == x.shape(), ShapeMismatch, name, ": grad is ", grad.description(),
-                " but the forward tensor is ", x.description(), "; they must have one shape");
+  frontend::check_grad(name, grad, x, "the forward input");
   frontend::check_supported(op, x.dtype(), x.device());
   Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
   if (out.numel() > 0) backend(x.device()).unary_backward(op, grad.buffer(), x.buffer(), out.buffer(), params);

@@ -21,6 +21,16 @@ void check_index_dtype(const char* op, const Tensor& index, const char* what = "
                 " must be I32 or I64, got ", index.description());
 }
 
+// What every op reading through an index checks first: both operands defined and on one
+// device, an I32/I64 index, and a backend that runs the op for `data`'s dtype.
+void check_index_operands(Op code, const Tensor& data, const Tensor& index, const char* what = "index") {
+  const char* op = name_of(code);
+  frontend::check_defined(op, {&data, &index});
+  frontend::check_same_device(op, {&data, &index});
+  check_index_dtype(op, index, what);
+  frontend::check_supported(code, data.dtype(), data.device());
+}
+
 void check_range(const char* op, IndexRange range, std::int64_t size, const std::string& where, const Tensor& x,
                  const Tensor& index) {
   if (range.min > range.max) return;  // no index read
@@ -43,10 +53,7 @@ Shape at_least_1d(const Shape& s) { return s.empty() ? Shape{1} : s; }
 
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   const char* op = name_of(Op::IndexSelect);
-  frontend::check_defined(op, {&x, &index});
-  frontend::check_same_device(op, {&x, &index});
-  check_index_dtype(op, index);
-  frontend::check_supported(Op::IndexSelect, x.dtype(), x.device());
+  check_index_operands(Op::IndexSelect, x, index);
   FERRITE_CHECK(index.dim() <= 1, InvalidArgument, op, ": index must be 1-D or rank 0, got ", index.description());
   const std::int64_t d = wrap_dim(op, x, dim);
   const Shape in_shape = at_least_1d(x.shape());
@@ -64,10 +71,7 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
 
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
   const char* op = name_of(Op::Gather);
-  frontend::check_defined(op, {&x, &index});
-  frontend::check_same_device(op, {&x, &index});
-  check_index_dtype(op, index);
-  frontend::check_supported(Op::Gather, x.dtype(), x.device());
+  check_index_operands(Op::Gather, x, index);
   const std::int64_t d = wrap_dim(op, x, dim);
   FERRITE_CHECK(index.dim() == x.dim(), ShapeMismatch, op, ": index ", index.description(),
                 " must have the rank of input ", x.description());
@@ -161,10 +165,7 @@ namespace nn {
 
 Tensor embedding(const Tensor& weight, const Tensor& indices) {
   const char* op = name_of(Op::Embedding);
-  frontend::check_defined(op, {&weight, &indices});
-  frontend::check_same_device(op, {&weight, &indices});
-  check_index_dtype(op, indices, "indices");
-  frontend::check_supported(Op::Embedding, weight.dtype(), weight.device());
+  check_index_operands(Op::Embedding, weight, indices, "indices");
   FERRITE_CHECK(weight.dim() >= 1, InvalidArgument, op, ": weight ", weight.description(),
                 " must be [num_embeddings, ...] (rank >= 1)");
   Shape out_shape = indices.shape();
@@ -181,10 +182,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
 
 Tensor embedding_backward(const Tensor& grad, const Tensor& indices, std::int64_t num_embeddings) {
   const char* op = name_of(Op::EmbeddingBackward);
-  frontend::check_defined(op, {&grad, &indices});
-  frontend::check_same_device(op, {&grad, &indices});
-  check_index_dtype(op, indices, "indices");
-  frontend::check_supported(Op::EmbeddingBackward, grad.dtype(), grad.device());
+  check_index_operands(Op::EmbeddingBackward, grad, indices, "indices");
   FERRITE_CHECK(num_embeddings >= 0, InvalidArgument, op, ": num_embeddings must be >= 0, got ", num_embeddings);
   const std::size_t ir = indices.shape().size();
   bool fits = grad.shape().size() >= ir;

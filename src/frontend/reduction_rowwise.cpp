@@ -27,11 +27,7 @@ Tensor softmax_impl(Op op, const Tensor& x, std::int64_t dim, std::optional<DTyp
 
 Tensor softmax_backward_impl(Op op, const Tensor& grad, const Tensor& y, std::int64_t dim) {
   const char* name = name_of(op);
-  frontend::check_defined(name, {&grad, &y});
-  frontend::check_same_device(name, {&grad, &y});
-  frontend::check_same_dtype(name, {&grad, &y});
-  FERRITE_CHECK(grad.shape() == y.shape(), ShapeMismatch, name, ": grad is ", grad.description(),
-                " but the forward output is ", y.description(), " (shapes must match)");
+  frontend::check_grad(name, grad, y, "the forward output");
   frontend::check_supported(op, y.dtype(), y.device());
   const std::int64_t d = frontend::wrap_dim(name, y, dim);
   Tensor dx = frontend::allocate(y.shape(), y.dtype(), y.device());
@@ -75,14 +71,6 @@ void check_stat(const char* name, const char* what, const Tensor& s, const Tenso
                 rc.rows, " elements, one per row (input ", x.description(), ")");
 }
 
-void check_grad(const char* name, const Tensor& grad, const Tensor& x) {
-  frontend::check_defined(name, {&grad, &x});
-  frontend::check_same_device(name, {&grad, &x});
-  frontend::check_same_dtype(name, {&grad, &x});
-  FERRITE_CHECK(grad.shape() == x.shape(), ShapeMismatch, name, ": grad is ", grad.description(), " but input is ",
-                x.description(), " (shapes must match)");
-}
-
 Buffer buffer_or_none(const Tensor& t) { return t.defined() ? t.buffer() : Buffer(); }
 
 }  // namespace
@@ -121,7 +109,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& mean, const Tensor& rstd,
                                    const Tensor& weight) {
   const char* name = "layer_norm_backward";
-  check_grad(name, grad, x);
+  frontend::check_grad(name, grad, x, "input");
   frontend::check_supported(Op::LayerNormBackward, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_stat(name, "mean", mean, x, rc);
@@ -160,7 +148,7 @@ RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps) {
 
 RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& rstd, const Tensor& weight) {
   const char* name = "rms_norm_backward";
-  check_grad(name, grad, x);
+  frontend::check_grad(name, grad, x, "input");
   frontend::check_supported(Op::RmsNormBackward, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_stat(name, "rstd", rstd, x, rc);
