@@ -1,6 +1,8 @@
 // The CPU backend's ShapeOps: plain loops. Data movement copies elements as raw bytes of
 // their size; the adding ops (scatter_add, embedding_backward) accumulate exactly as the
-// CUDA backend does (see accumulate_t), so the two agree bit for bit.
+// CUDA backend does (the widened type, detail::wide_t: float for F16/BF16, I64 for I32,
+// integers wrapping through detail::AddFn; one rounding at the end), so the two agree bit
+// for bit.
 #include <algorithm>
 #include <cstring>
 #include <limits>
@@ -70,25 +72,6 @@ IndexRange range_of(const Buffer& index) {
 std::int64_t wrapped(std::int64_t v, std::int64_t size) {
   if (v < -size || v >= size) return -1;
   return v < 0 ? v + size : v;
-}
-
-// The sum of a scatter: Half and BFloat16 accumulate in float and round once, floats in
-// their own type, integers wrap (two's complement, detail::AddFn) like the CUDA backend.
-template <class T> struct Accumulate { using type = T; };
-template <> struct Accumulate<Half> { using type = float; };
-template <> struct Accumulate<BFloat16> { using type = float; };
-template <class T>
-using accumulate_t = typename Accumulate<T>::type;
-
-template <class T>
-accumulate_t<T> load(const T& x) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return detail::widen(x);
-  else return x;
-}
-template <class T>
-T store(accumulate_t<T> a) {
-  if constexpr (std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>) return detail::narrow<T>(a);
-  else return a;
 }
 
 // Offsets of index position `linear` in the data and src tensors of a gather/scatter.
@@ -172,21 +155,21 @@ class CpuShapeOps final : public ShapeOps {
       if constexpr (std::is_same_v<T, bool> || detail::is_complex_v<T>) {
         FERRITE_THROW(Unsupported, "scatter_add: dtype ", dtype_name(x.dtype()), " is not supported on cpu");
       } else {
-        using A = accumulate_t<T>;
+        using A = detail::wide_t<T>;
         const T* xv = x.data_as<T>();
         const T* sv = src.data_as<T>();
         std::vector<A> acc(static_cast<std::size_t>(x.numel()));
-        for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = load(xv[i]);
+        for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = detail::widen(xv[i]);
         const std::int64_t n = index_count(l);
         for (std::int64_t i = 0; i < n; ++i) {  // ascending index position: the documented order
           const std::int64_t w = wrapped(index_at(index, i), l.dim_size);
           if (w < 0) continue;
           const IndexAddress a = address_of(l, i);
           A& target = acc[static_cast<std::size_t>(a.data_base + w * l.data_strides[l.dim])];
-          target = detail::AddFn{}(target, load(sv[a.src]));
+          target = detail::AddFn{}(target, detail::widen(sv[a.src]));
         }
         T* ov = out.data_as<T>();
-        for (std::size_t i = 0; i < acc.size(); ++i) ov[i] = store<T>(acc[i]);
+        for (std::size_t i = 0; i < acc.size(); ++i) ov[i] = detail::narrow<T>(acc[i]);
       }
     });
     return range_of(index);
@@ -199,7 +182,7 @@ class CpuShapeOps final : public ShapeOps {
       if constexpr (std::is_same_v<T, bool> || detail::is_complex_v<T>) {
         FERRITE_THROW(Unsupported, "embedding_backward: dtype ", dtype_name(grad.dtype()), " is not supported on cpu");
       } else {
-        using A = accumulate_t<T>;
+        using A = detail::wide_t<T>;
         const T* g = grad.data_as<T>();
         std::vector<A> acc(static_cast<std::size_t>(num_rows * width), A(0));
         for (std::int64_t r = 0; r < index.numel(); ++r) {
@@ -207,11 +190,11 @@ class CpuShapeOps final : public ShapeOps {
           if (w < 0) continue;
           for (std::int64_t c = 0; c < width; ++c) {
             A& target = acc[static_cast<std::size_t>(w * width + c)];
-            target = detail::AddFn{}(target, load(g[r * width + c]));
+            target = detail::AddFn{}(target, detail::widen(g[r * width + c]));
           }
         }
         T* ov = out.data_as<T>();
-        for (std::size_t i = 0; i < acc.size(); ++i) ov[i] = store<T>(acc[i]);
+        for (std::size_t i = 0; i < acc.size(); ++i) ov[i] = detail::narrow<T>(acc[i]);
       }
     });
     return range_of(index);
