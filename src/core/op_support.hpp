@@ -60,6 +60,13 @@ constexpr bool elementwise_supported(Op op, DType dtype) {
   return is_floating(dtype);
 }
 
+/// The matrix products: the float dtypes (cuBLASLt on the GPU, Eigen on the CPU). Both
+/// backends' MatmulOps answer with this.
+constexpr bool matmul_supported(Op op, DType dtype) {
+  return op_family(op) == OpFamily::Matmul &&
+         (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 || dtype == DType::BF16);
+}
+
 /// Mixed precision: whether `op` on `in` operands may write an `out`-dtype result other
 /// than `in` (F16/BF16 in, F32 out for add/sub/mul/div/relu/sigmoid, as the seed's
 /// *_bf16_f32 ops).

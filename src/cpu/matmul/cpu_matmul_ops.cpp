@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/numeric.hpp"
+#include "core/op_support.hpp"
 #include "cpu/cpu_families.hpp"
 #include "cpu/matmul/eigen_gemm.hpp"
 #include "ferrite/error.hpp"
@@ -93,10 +94,7 @@ void scale_output(const Buffer& c, double beta) {
 
 class CpuMatmulOps final : public MatmulOps {
  public:
-  bool supports(Op op, DType dtype) const override {
-    return op_family(op) == OpFamily::Matmul &&
-           (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 || dtype == DType::BF16);
-  }
+  bool supports(Op op, DType dtype) const override { return detail::matmul_supported(op, dtype); }
 
   void gemm(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer& c) override {
     if (d.m == 0 || d.n == 0 || d.batch_count() == 0) return;

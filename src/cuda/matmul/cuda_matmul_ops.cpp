@@ -5,6 +5,7 @@
 // [b1, 1, m, k] x [1, b2, k, n]) are a host loop over pointer offsets. Nothing is copied.
 #include <climits>
 
+#include "core/op_support.hpp"
 #include "cuda/cuda_families.hpp"
 #include "cuda/matmul/matmul_kernels.cuh"
 #include "cuda/matmul/strided_gemm.hpp"
@@ -15,10 +16,7 @@ namespace {
 
 class CudaMatmulOps final : public MatmulOps {
  public:
-  bool supports(Op op, DType dtype) const override {
-    return op_family(op) == OpFamily::Matmul &&
-           (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 || dtype == DType::BF16);
-  }
+  bool supports(Op op, DType dtype) const override { return detail::matmul_supported(op, dtype); }
 
   void gemm(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer& c) override {
     const std::int64_t count = d.batch_count();
