@@ -67,6 +67,9 @@ std::vector<Case> softmax_cases(DType d, Rng& rng) {
   cases.push_back({"-Inf in rows [6, 1025]", {with_negative_infinity(random({6, 1025}, d, rng), rng)}, {-1}});
   cases.push_back({"-Inf in rows [64, 7]", {with_negative_infinity(random({64, 7}, d, rng), rng, 3)}, {-1}});
   cases.push_back({"large inputs [5, 300]", {random({5, 300}, d, rng, 200, 1000)}, {-1}});
+  for (auto [rows, cols] : special_row_shapes())
+    cases.push_back({"special rows " + shape_str({rows, cols}) + " dim -1", {special_rows(rows, cols, d, rng)}, {-1}});
+  cases.push_back({"special rows [7, 18] dim 0", {special_rows(18, 7, d, rng, true)}, {0}});
   return cases;
 }
 
@@ -155,12 +158,29 @@ Entry softmax_backward_entry(const std::string& name, Tensor (*fn)(const Tensor&
   e.dtypes = kFloatTypes;
   e.cases = [log_out](DType d, Rng& rng) {
     std::vector<Case> cases;
-    for (Case c : softmax_cases(d, rng)) {
-      if (c.label.rfind("-Inf", 0) == 0 || c.label.rfind("large", 0) == 0) continue;  // the forward's edge cases
-      const Tensor& x = c.inputs[0];
-      auto y = along_columns(reference::values(x), x.shape(), c.ints[0],
+    auto y_of = [&](const Tensor& x, std::int64_t dim) {
+      auto y = along_columns(reference::values(x), x.shape(), dim,
                              [&](const std::vector<long double>& col, std::int64_t) { return ref_softmax_column(log_out, col); });
-      c.inputs = {random(x.shape(), d, rng), reference::from_values(y, x.shape(), d)};
+      return reference::from_values(y, x.shape(), d);
+    };
+    for (Case c : softmax_cases(d, rng)) {
+      const bool special = c.label.rfind("special", 0) == 0;
+      if (c.label.rfind("-Inf", 0) == 0 || c.label.rfind("large", 0) == 0) continue;  // the forward's edge cases
+      const Tensor x = c.inputs[0];
+      if (special) {
+        // Non-finite values in grad (y finite), then in y (the forward of rows with +-Inf or NaN).
+        const bool along_dim0 = c.ints[0] == 0;
+        const std::int64_t rows = x.shape()[along_dim0 ? 1 : 0], cols = x.shape()[along_dim0 ? 0 : 1];
+        Case in_grad = c, in_y = c;
+        in_grad.label += ", in grad";
+        in_grad.inputs = {special_rows(rows, cols, d, rng, along_dim0), y_of(random(x.shape(), d, rng), c.ints[0])};
+        in_y.label += ", in y";
+        in_y.inputs = {random(x.shape(), d, rng), y_of(x, c.ints[0])};
+        cases.push_back(in_grad);
+        cases.push_back(in_y);
+        continue;
+      }
+      c.inputs = {random(x.shape(), d, rng), y_of(x, c.ints[0])};
       cases.push_back(c);
     }
     return cases;
