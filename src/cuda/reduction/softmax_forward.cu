@@ -109,7 +109,7 @@ struct MaxSum {
   A m, s;
 };
 
-// Adds `count` elements. A larger maximum first rescales the sum by exp(old - new) (0 from
+// Adds the K elements of v. A larger maximum first rescales the sum by exp(old - new) (0 from
 // -Inf); then each element adds exp(v - m), except -Inf, which adds nothing (with m = -Inf,
 // exp(-Inf + Inf) would be NaN). The NaN rules are the three-pass formula's: a NaN, or a +Inf
 // (exp(Inf - Inf)), makes the sum NaN; a part of -Inf only keeps m = -Inf and s = 0.
