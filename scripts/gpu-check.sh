@@ -6,7 +6,7 @@
 #
 # Narrowing a run (for work on one family; a full check uses neither):
 #   TEST_FILTER=pattern   gtest filter for the conformance and CUDA test programs
-#   BENCH_FILTER=a,b      benchmark cases whose names contain a or b
+#   BENCH_FILTER=a,b      benchmark cases named a or b (globs too: softmax*,*_bf16)
 #   SKIP_BENCH=1          no benchmarks
 set -uo pipefail
 cd "$(dirname "$0")/.."
