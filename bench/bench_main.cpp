@@ -6,7 +6,11 @@
 // the same way). Every input is at least 16x the H200's 60 MB L2, so no case measures the
 // cache. Bytes count each input read once and each output written once (perf.md).
 // Transfers are timed on the host clock around calls that return when the data has arrived.
+#include <CLI/CLI.hpp>
+#include <fnmatch.h>
+
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -19,6 +23,7 @@
 
 #include "bench/bench_case.hpp"
 #include "ferrite/ferrite.hpp"
+#include "tools/commands.hpp"
 
 #if FERRITE_WITH_CUDA
 #include <cuda_runtime_api.h>
@@ -65,13 +70,6 @@ struct Result {
   double ms = 0, bytes = 0, flops = 0;
 };
 
-struct Options {
-  Device device = Device::cpu();
-  std::string json_path;
-  std::string filter;
-  bool quick = false;
-};
-
 double median(std::vector<double> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -110,90 +108,149 @@ double time_case(const BenchCase& c, Device device, int warmups, int repeats) {
   return median(ms);
 }
 
-Options parse(int argc, char** argv) {
-  Options opt;
-  opt.device = cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu();
-  for (int i = 0; i < argc; ++i) {
-    const std::string arg = argv[i];
-    auto value = [&]() -> std::string {
-      FERRITE_CHECK(i + 1 < argc, InvalidArgument, "bench: ", arg, " needs a value");
-      return argv[++i];
-    };
-    if (arg == "--device") {
-      const std::string d = value();
-      opt.device = d == "cpu" ? Device::cpu() : Device::cuda(d.rfind("cuda:", 0) == 0 ? std::stoi(d.substr(5)) : 0);
-    } else if (arg == "--json") {
-      opt.json_path = value();
-    } else if (arg == "--filter") {
-      opt.filter = value();
-    } else if (arg == "--quick") {
-      opt.quick = true;
-    } else {
-      FERRITE_THROW(InvalidArgument, "bench: unknown option ", arg);
-    }
+/// `--filter`: each pattern is a glob (fnmatch: `*`, `?`, `[...]`) matched against the whole
+/// case name, so a plain name selects exactly that case (`sum_f32` is not `cumsum_f32`).
+/// Records which patterns matched, so that a pattern matching nothing can be reported.
+class CaseFilter {
+ public:
+  explicit CaseFilter(const std::vector<std::string>& patterns) {
+    for (const std::string& p : patterns)
+      if (!p.empty()) patterns_.push_back(p);
+    matched_.assign(patterns_.size(), false);
   }
-  return opt;
+  bool wants(const std::string& name) {
+    if (patterns_.empty()) return true;
+    bool wanted = false;
+    for (std::size_t i = 0; i < patterns_.size(); ++i)
+      if (fnmatch(patterns_[i].c_str(), name.c_str(), 0) == 0) wanted = matched_[i] = true;
+    return wanted;
+  }
+  std::vector<std::string> unmatched() const {
+    std::vector<std::string> out;
+    for (std::size_t i = 0; i < patterns_.size(); ++i)
+      if (!matched_[i]) out.push_back(patterns_[i]);
+    return out;
+  }
+
+ private:
+  std::vector<std::string> patterns_;
+  std::vector<bool> matched_;
+};
+
+std::string format(const char* fmt, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, fmt, value);
+  return text;
 }
 
-/// `--filter a,b`: runs the cases whose names contain any of the comma-separated parts.
-bool matches_filter(const std::string& name, const std::string& filter) {
-  if (filter.empty()) return true;
-  for (std::size_t start = 0; start <= filter.size();) {
-    const std::size_t comma = std::min(filter.find(',', start), filter.size());
-    const std::string part = filter.substr(start, comma - start);
-    if (!part.empty() && name.find(part) != std::string::npos) return true;
-    start = comma + 1;
+/// GB/s for data movement; TFLOP/s for products on the GPU and GFLOP/s below one TFLOP/s
+/// (the CPU), so that a CPU product does not print as 0.0.
+std::string rate_text(const BenchCase& c, double ms) {
+  const double per_second = 1e3 / ms;
+  if (c.flops > 0) {
+    const double flops = c.flops * per_second;
+    return flops >= 1e12 ? format("%.1f TFLOP/s", flops / 1e12) : format("%.1f GFLOP/s", flops / 1e9);
   }
-  return false;
+  return format("%.1f GB/s", c.bytes * per_second / 1e9);
+}
+
+/// Opens the --json file before any case runs, so that a path that cannot be written fails
+/// at once rather than after the whole run.
+std::ofstream open_json(const std::string& path) {
+  std::ofstream out(path);
+  FERRITE_CHECK(out.is_open(), InvalidArgument, "cannot write the --json file '", path,
+                "': ", std::strerror(errno));
+  return out;
+}
+
+void write_json(std::ofstream& out, const std::string& path, Device device, const std::vector<Result>& results) {
+  out << "{\n  \"device\": \"" << device.str() << "\",\n  \"cases\": [\n";
+  for (std::size_t i = 0; i < results.size(); ++i) {
+    const Result& r = results[i];
+    out << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"ms\": " << r.ms
+        << ", \"bytes\": " << r.bytes << ", \"gbps\": " << r.bytes / (r.ms * 1e-3) / 1e9 << ", \"flops\": " << r.flops
+        << ", \"tflops\": " << r.flops / (r.ms * 1e-3) / 1e12 << "}" << (i + 1 < results.size() ? ",\n" : "\n");
+  }
+  out << "  ]\n}\n";
+  out.close();
+  FERRITE_CHECK(!out.fail(), InvalidArgument, "writing the --json file '", path, "' failed");
 }
 
 }  // namespace
 
-int run_bench(int argc, char** argv) {
-  const Options opt = parse(argc, argv);
-  (void)backend(opt.device);  // fail early on an unavailable device
+void add_bench_options(CLI::App& command, BenchOptions& options) {
+  command
+      .add_option_function<std::string>(
+          "--device",
+          [&options](const std::string& text) {
+            options.device = parse_device(text);
+            if (!options.device)
+              throw CLI::ValidationError("--device", "'" + text + "' is not a device: use cpu, cuda or cuda:N");
+          },
+          "cpu, cuda or cuda:N (default: cuda:0 when there is a GPU, else cpu)")
+      ->type_name("DEVICE");
+  command.add_option("--json", options.json_path, "Also write the results to this file (JSON)")->type_name("FILE");
+  command
+      .add_option("--filter", options.filter,
+                  "Only the cases whose names match one of these comma-separated patterns: an exact name, or a "
+                  "glob with * ? [...] (softmax*, *_bf16); a pattern that matches no case is an error")
+      ->delimiter(',')
+      ->type_name("NAMES");
+  command.add_flag("--quick", options.quick, "Small sizes and 5 samples: a sanity run, not a measurement");
+  command.add_flag("--list", options.list, "Print the names and shapes of the cases (after --filter) without timing them");
+}
+
+int run_bench(const BenchOptions& opt) {
+  const Device device = opt.device.value_or(cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu());
+  (void)backend(device);  // fail early on an unavailable device
+  std::ofstream json;
+  if (!opt.json_path.empty() && !opt.list) json = open_json(opt.json_path);
+  CaseFilter filter(opt.filter);
   std::vector<std::shared_ptr<void>> keep;
-  const bench::BenchContext context{opt.device, opt.quick || !opt.device.is_cuda(), &keep};
+  const bench::BenchContext context{device, opt.quick || !device.is_cuda(), &keep};
   const int repeats = opt.quick ? 5 : 20;
+  // The "% HBM" column (of the H200's practical bandwidth ceiling) only means something on a GPU.
+  const bool show_ceiling = device.is_cuda();
 
   std::vector<Result> results;
-  std::printf("ferrite bench on %s\n%-30s %-34s %10s %12s %8s\n", opt.device.str().c_str(), "case", "shape", "ms",
-              "rate", "HBM");
+  std::printf("ferrite bench on %s%s\n", device.str().c_str(),
+              context.full_size() ? "" : " (reduced sizes: a sanity run, not a measurement)");
+  if (opt.list)
+    std::printf("%-36s %s\n", "case", "shape");
+  else
+    std::printf("%-36s %-34s %10s %14s%s\n", "case", "shape", "ms", "rate", show_ceiling ? "    % HBM" : "");
   // One family at a time, its inputs released before the next family's are made.
   for (const bench::CaseFamily& family : bench::case_families()) {
     std::vector<BenchCase> cases;
     family.maker(context, cases);
     for (const BenchCase& c : cases) {
-      if (!matches_filter(c.name, opt.filter)) continue;
-      const double ms = time_case(c, opt.device, c.host_timed ? 1 : 3, c.host_timed ? std::min(repeats, 5) : repeats);
-      results.push_back({c.name, c.shape, ms, c.bytes, c.flops});
-      char rate[64];
-      std::string ceiling = "-";
-      if (c.flops > 0) {
-        std::snprintf(rate, sizeof rate, "%.1f TFLOP/s", c.flops / (ms * 1e-3) / 1e12);
-      } else {
-        const double gbps = c.bytes / (ms * 1e-3) / 1e9;
-        std::snprintf(rate, sizeof rate, "%.1f GB/s", gbps);
-        if (opt.device.is_cuda() && !c.host_timed)
-          ceiling = std::to_string(static_cast<int>(100 * gbps * 1e9 / kGpuBandwidthCeiling)) + "%";
+      if (!filter.wants(c.name)) continue;
+      if (opt.list) {
+        std::printf("%-36s %s\n", c.name.c_str(), c.shape.c_str());
+        continue;
       }
-      std::printf("%-30s %-34s %10.4f %12s %8s\n", c.name.c_str(), c.shape.c_str(), ms, rate, ceiling.c_str());
+      const double ms = time_case(c, device, c.host_timed ? 1 : 3, c.host_timed ? std::min(repeats, 5) : repeats);
+      results.push_back({c.name, c.shape, ms, c.bytes, c.flops});
+      // "% HBM": achieved bandwidth over the ceiling; not for products or host-timed transfers.
+      std::string ceiling;
+      if (show_ceiling)
+        ceiling = c.flops > 0 || c.host_timed ? "-" : format("%.0f%%", 100 * c.bytes / (ms * 1e-3) / kGpuBandwidthCeiling);
+      std::printf("%-36s %-34s %10.4f %14s", c.name.c_str(), c.shape.c_str(), ms, rate_text(c, ms).c_str());
+      if (show_ceiling) std::printf(" %8s", ceiling.c_str());
+      std::printf("\n");
       std::fflush(stdout);
     }
     cases.clear();
     keep.clear();
   }
 
-  if (!opt.json_path.empty()) {
-    std::ofstream out(opt.json_path);
-    out << "{\n  \"device\": \"" << opt.device.str() << "\",\n  \"cases\": [\n";
-    for (std::size_t i = 0; i < results.size(); ++i) {
-      const Result& r = results[i];
-      out << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"ms\": " << r.ms
-          << ", \"bytes\": " << r.bytes << ", \"gbps\": " << r.bytes / (r.ms * 1e-3) / 1e9 << ", \"flops\": " << r.flops
-          << ", \"tflops\": " << r.flops / (r.ms * 1e-3) / 1e12 << "}" << (i + 1 < results.size() ? ",\n" : "\n");
-    }
-    out << "  ]\n}\n";
+  if (json.is_open()) write_json(json, opt.json_path, device, results);
+  const std::vector<std::string> unmatched = filter.unmatched();
+  if (!unmatched.empty()) {
+    std::string names;
+    for (const std::string& p : unmatched) names += (names.empty() ? "'" : ", '") + p + "'";
+    FERRITE_THROW(InvalidArgument, "--filter ", names, " matched no case on ", device.str(),
+                  " (`ferrite bench --list` prints the names)");
   }
   return 0;
 }

@@ -22,14 +22,16 @@ void reduction_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   cases.push_back({"sum_bf16", n_text, 2 * nf, [=] { (void)sum(*v16); }});
   cases.push_back({"amax_bf16", n_text, 2 * nf, [=] { (void)amax(*v16); }});
 
-  // Row-wise shapes: the issue's [65536, 4096] and two odd ones.
+  // Row-wise shapes: the issue's [65536, 4096] (the main shape, no suffix) and two odd ones,
+  // whose names carry the shape they run (reduced sizes say so: softmax_f32_4096x128).
   struct RowShape {
-    std::string suffix;
     std::int64_t rows, cols;
   };
-  const std::vector<RowShape> shapes = full ? std::vector<RowShape>{{"", 65536, 4096}, {"_1048576x128", 1048576, 128}, {"_256x262144", 256, 262144}}
-                                            : std::vector<RowShape>{{"", 256, 4096}, {"_1048576x128", 4096, 128}, {"_256x262144", 4, 262144}};
+  const std::vector<RowShape> shapes = full ? std::vector<RowShape>{{65536, 4096}, {1048576, 128}, {256, 262144}}
+                                            : std::vector<RowShape>{{256, 4096}, {4096, 128}, {4, 262144}};
   for (const RowShape& s : shapes) {
+    const bool main_shape = &s == &shapes.front();
+    const std::string suffix = main_shape ? "" : "_" + std::to_string(s.rows) + "x" + std::to_string(s.cols);
     const double rc = static_cast<double>(s.rows) * static_cast<double>(s.cols);
     const double rows = static_cast<double>(s.rows), cols = static_cast<double>(s.cols);
     const std::string text = shape_text(s.rows, s.cols);
@@ -41,7 +43,7 @@ void reduction_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
     auto ln = layer_norm(*x, *w, *b);
     auto mean_t = ctx.hold(ln.mean), rstd_t = ctx.hold(ln.rstd);
     auto rms_rstd = ctx.hold(rms_norm(*x, *w).rstd);
-    const std::string f32 = "_f32" + s.suffix;
+    const std::string f32 = "_f32" + suffix;
     cases.push_back({"argmax" + f32, text, 4 * rc + 8 * rows, [=] { (void)argmax(*x, -1); }});
     cases.push_back({"softmax" + f32, text, 8 * rc, [=] { (void)softmax(*x, -1); }});
     cases.push_back({"log_softmax" + f32, text, 8 * rc, [=] { (void)log_softmax(*x, -1); }});
@@ -53,7 +55,7 @@ void reduction_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
     cases.push_back({"rms_norm_backward" + f32, text, 12 * rc + 4 * rows + 8 * cols,
                      [=] { (void)rms_norm_backward(*g, *x, *rms_rstd, *w); }});
     cases.push_back({"cumsum" + f32, text, 8 * rc, [=] { (void)cumsum(*x, -1); }});
-    if (s.suffix.empty()) {  // BF16 versions of the main shape
+    if (main_shape) {  // BF16 versions of the main shape
       auto x16 = ctx.hold(x->to(DType::BF16));
       auto w16 = ctx.hold(w->to(DType::BF16));
       auto b16 = ctx.hold(b->to(DType::BF16));

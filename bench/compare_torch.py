@@ -5,9 +5,10 @@ above 1 means ferrite is faster) and ferrite's target from docs/performance.md.
 
 The PyTorch side of each case lives in bench/torch_cases/<family>.py.
 
-usage: compare_torch.py FERRITE_BINARY [--out DIR] [--quick]
+usage: compare_torch.py FERRITE_BINARY [--out DIR] [--quick] [--filter NAMES]
 """
 import argparse
+import fnmatch
 import importlib
 import json
 import os
@@ -25,9 +26,21 @@ def run_ferrite(binary, json_path, quick, case_filter):
     if case_filter:
         cmd += ["--filter", case_filter]
     print("$", " ".join(cmd), flush=True)
-    subprocess.run(cmd, check=True)
+    result = subprocess.run(cmd)
+    if result.returncode != 0:
+        sys.exit(f"compare_torch: ferrite bench failed (exit status {result.returncode})")
     with open(json_path) as f:
         return {c["name"]: c for c in json.load(f)["cases"]}
+
+
+def filter_patterns(case_filter):
+    """`--filter a,b*`: the same rule as `ferrite bench --filter` (bench/bench_main.cpp): each
+    comma-separated pattern is an exact case name or a glob matched against the whole name."""
+    return [p for p in case_filter.split(",") if p]
+
+
+def wanted(name, patterns):
+    return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
 def time_torch(fn, host_timed, repeats=20):
@@ -59,9 +72,11 @@ def main():
     ap.add_argument("ferrite")
     ap.add_argument("--out", default=os.environ.get("OUT", "."))
     ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--filter", default="", help="comma-separated parts of case names, as `ferrite bench --filter`")
+    ap.add_argument("--filter", default="",
+                    help="comma-separated case names or globs (softmax*, *_bf16), as `ferrite bench --filter`")
     args = ap.parse_args()
     os.makedirs(args.out, exist_ok=True)
+    patterns = filter_patterns(args.filter)
     ferrite = run_ferrite(args.ferrite, os.path.join(args.out, "bench.json"), args.quick, args.filter)
     try:
         import torch
@@ -80,10 +95,11 @@ def main():
     for family in families:
         module = importlib.import_module(f"torch_cases.{family}")
         targets.update(module.TARGETS)
-        wanted = [c for c in module.cases(args.quick) if c.name in ferrite]
-        for case in wanted:
+        # ferrite ran the cases the filter picked; PyTorch times the same ones.
+        picked = [c for c in module.cases(args.quick) if wanted(c.name, patterns) and c.name in ferrite]
+        for case in picked:
             torch_ms[case.name] = time_torch(case.fn, case.host_timed)
-        del wanted
+        del picked
         torch.cuda.empty_cache()
 
     def rate(case, ms):

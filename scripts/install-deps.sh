@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what building and testing ferrite needs, when it is missing: a C++20 compiler,
-# CMake >= 3.25, Ninja, ccache (optional, speeds rebuilds), GoogleTest and Eigen 3 (headers). The CUDA toolkit
+# CMake >= 3.25, Ninja, ccache (optional, speeds rebuilds), GoogleTest, Eigen 3 and CLI11 (headers). The CUDA toolkit
 # is optional: when nvcc is at /usr/local/cuda/bin or on PATH, the CUDA backend is built.
 set -euo pipefail
 need=()
@@ -11,6 +11,7 @@ command -v ccache >/dev/null || need+=(ccache)
 [ -f /usr/src/googletest/CMakeLists.txt ] || [ -d /usr/include/gtest ] || [ -f .deps/googletest/CMakeLists.txt ] ||
   need+=(googletest libgtest-dev)
 [ -f /usr/include/eigen3/Eigen/Core ] || [ -f .deps/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
+[ -f /usr/include/CLI/CLI.hpp ] || [ -f .deps/CLI11/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 sudo=""

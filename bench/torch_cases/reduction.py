@@ -33,9 +33,10 @@ def cases(quick):
         Case("sum_bf16", lambda: v16.sum(), bytes=2 * nf),
         Case("amax_bf16", lambda: v16.amax(), bytes=2 * nf),
     ]
-    shapes = [("", 256, 4096), ("_1048576x128", 4096, 128), ("_256x262144", 4, 262144)] if quick else [
-        ("", 65536, 4096), ("_1048576x128", 1048576, 128), ("_256x262144", 256, 262144)]
-    for suffix, rows, cols in shapes:
+    # The odd shapes' names carry the shape they run, as in bench/cases_reduction.cpp.
+    shapes = [(256, 4096), (4096, 128), (4, 262144)] if quick else [(65536, 4096), (1048576, 128), (256, 262144)]
+    for i, (rows, cols) in enumerate(shapes):
+        suffix = "" if i == 0 else f"_{rows}x{cols}"
         rc, r, c = float(rows * cols), float(rows), float(cols)
         x = torch.rand(rows, cols, device=dev, generator=g) * 4 - 2
         gr = torch.rand(rows, cols, device=dev, generator=g) * 4 - 2

@@ -1,0 +1,44 @@
+// Progress lines for the conformance program: a full CPU run takes minutes (far longer under
+// the sanitizers, scripts/cpu-sanitize.sh), and with --gtest_brief=1 GoogleTest prints nothing
+// until the end. This listener prints "progress: 64/635 tests, 0 failed, 41 s" after each
+// tenth of the run. It registers itself at start-up, so the test program's main needs no change.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <cstdio>
+
+namespace ferrite::conformance {
+namespace {
+
+class ProgressListener : public ::testing::EmptyTestEventListener {
+ public:
+  void OnTestIterationStart(const ::testing::UnitTest& unit, int) override {
+    total_ = unit.test_to_run_count();
+    done_ = failed_ = 0;
+    start_ = std::chrono::steady_clock::now();
+  }
+  void OnTestEnd(const ::testing::TestInfo& info) override {
+    ++done_;
+    if (info.result() != nullptr && info.result()->Failed()) ++failed_;
+    // After each tenth of the tests (integer steps, so every line prints once), not the last:
+    // GoogleTest's own summary follows it.
+    if (total_ >= 10 && done_ < total_ && done_ * 10 / total_ != (done_ - 1) * 10 / total_) {
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+      std::printf("progress: %d/%d tests, %d failed, %.0f s\n", done_, total_, failed_, seconds);
+      std::fflush(stdout);
+    }
+  }
+
+ private:
+  int total_ = 0, done_ = 0, failed_ = 0;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// GoogleTest owns and deletes the listener.
+const bool registered = [] {
+  ::testing::UnitTest::GetInstance()->listeners().Append(new ProgressListener);
+  return true;
+}();
+
+}  // namespace
+}  // namespace ferrite::conformance

@@ -1,0 +1,36 @@
+// The ferrite program's commands and their options, shared by tools/ferrite_main.cpp (which
+// builds the command line) and the files that run each command.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "ferrite/device.hpp"
+
+namespace CLI {
+class App;
+}
+
+namespace ferrite::tools {
+
+/// `--device` values: "cpu", "cuda" (cuda:0) or "cuda:N" with N a decimal int. Anything else
+/// (a sign, spaces, "gpu", "cpu:1", an index that does not fit an int) gives nullopt. Whether
+/// the device exists on this machine is checked when the command runs.
+std::optional<Device> parse_device(std::string_view text);
+
+int run_info();
+
+struct BenchOptions {
+  std::optional<Device> device;  // unset: cuda:0 when there is a GPU, else the CPU
+  std::string json_path;
+  std::vector<std::string> filter;  // case names or globs; empty: every case
+  bool quick = false;
+  bool list = false;
+};
+/// Adds `ferrite bench`'s options to its subcommand.
+void add_bench_options(CLI::App& command, BenchOptions& options);
+int run_bench(const BenchOptions& options);
+
+}  // namespace ferrite::tools
