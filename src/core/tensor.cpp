@@ -7,6 +7,7 @@
 
 #include "core/extent.hpp"
 #include "core/host_scratch.hpp"
+#include "core/scalar_convert.hpp"
 #include "ferrite/backend.hpp"
 #include "frontend/checks.hpp"
 
@@ -155,33 +156,9 @@ Tensor Tensor::from_bytes(const void* data, std::size_t nbytes, DType dtype, Sha
 
 Tensor empty(Shape shape, DType dtype, Device device) { return frontend::allocate(shape, dtype, device); }
 
-namespace {
-// PyTorch's overflow check for an integer fill: a value outside the dtype's range (or NaN) is
-// an error, never a wrapped or saturated number. Floats truncate toward zero, as torch.full.
-void check_integer_fill(Scalar value, DType dtype) {
-  if (!is_integral(dtype)) return;
-  const bool i32 = dtype == DType::I32;
-  const double lo = i32 ? -2147483648.0 : -9223372036854775808.0, hi = i32 ? 2147483648.0 : 9223372036854775808.0;
-  bool fits;
-  if (value.is_integral()) {
-    const std::int64_t v = value.to_int64();
-    fits = !i32 || (v >= std::numeric_limits<std::int32_t>::min() && v <= std::numeric_limits<std::int32_t>::max());
-  } else {
-    fits = std::trunc(value.to_double()) >= lo && value.to_double() < hi;  // NaN compares false
-  }
-  if (!fits) {
-    std::ostringstream text;
-    text.precision(17);
-    text << (value.is_integral() ? static_cast<double>(value.to_int64()) : value.to_double());
-    FERRITE_THROW(InvalidArgument, "full: value ", text.str(), " cannot be converted to type ", dtype_name(dtype),
-                  " without overflow");
-  }
-}
-}  // namespace
-
 Tensor full(Shape shape, Scalar value, DType dtype, Device device) {
   frontend::check_supported(Op::Fill, dtype, device);
-  check_integer_fill(value, dtype);
+  detail::check_fill_value("full", value, dtype);
   Tensor out = frontend::allocate(shape, dtype, device);
   if (out.numel() > 0) backend(device).fill(out.buffer(), value);
   return out;
