@@ -38,6 +38,8 @@ class Storage {
 class Buffer {
  public:
   Buffer() = default;
+  /// InvalidArgument when `dtype` is not a DType, numel < 0, or numel elements do not fit in
+  /// the storage's bytes (every op trusts numel).
   Buffer(std::shared_ptr<Storage> storage, DType dtype, std::int64_t numel);
 
   bool defined() const { return storage_ != nullptr; }

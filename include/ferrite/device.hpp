@@ -8,6 +8,7 @@
 namespace ferrite {
 
 enum class DeviceKind : std::uint8_t { CPU, CUDA };
+inline constexpr int kNumDeviceKinds = 2;
 
 struct Device {
   DeviceKind kind = DeviceKind::CPU;
@@ -20,7 +21,7 @@ struct Device {
   constexpr bool is_cuda() const { return kind == DeviceKind::CUDA; }
   friend constexpr bool operator==(Device, Device) = default;
 
-  /// "cpu" or "cuda:1".
+  /// "cpu" (device 0), "cpu:1", "cuda:1"; an out-of-range kind prints as "device-kind-7:0".
   std::string str() const;
 };
 

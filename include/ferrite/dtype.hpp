@@ -69,6 +69,8 @@ constexpr bool is_floating(DType d) {
   return false;
 }
 
+/// Whether `d` is one of the table's dtypes (a DType made by static_cast may not be).
+constexpr bool is_valid_dtype(DType d) { return static_cast<int>(d) < kNumDTypes; }  // the enum is unsigned
 constexpr bool is_complex(DType d) { return d == DType::C64 || d == DType::C128; }
 constexpr bool is_integral(DType d) { return d == DType::I32 || d == DType::I64; }
 constexpr bool is_half_precision(DType d) { return d == DType::F16 || d == DType::BF16; }

@@ -21,7 +21,9 @@ using Shape = std::vector<std::int64_t>;
 
 /// "[3, 4]".
 std::string shape_str(const Shape& shape);
-/// Product of the dims (1 for rank 0). Throws InvalidArgument on a negative dim or overflow.
+/// Product of the dims (1 for rank 0). Throws InvalidArgument on a negative dim, or when the
+/// product of the non-zero dims does not fit in an int64 (the shape rule, whatever the order
+/// of the dims: docs/families/shape.md).
 std::int64_t shape_numel(const Shape& shape);
 
 class Tensor {
@@ -64,7 +66,8 @@ class Tensor {
   /// Raw little-endian element bytes (nbytes() of them), copied to the host.
   std::vector<std::uint8_t> to_bytes() const;
   /// A tensor of `dtype` and `shape` on `device` made from the host bytes at `data`;
-  /// `nbytes` must equal numel * element size.
+  /// `nbytes` must equal numel * element size. Bool bytes are normalised: any nonzero byte
+  /// becomes 1 (true), as the ops may only ever see 0 and 1.
   static Tensor from_bytes(const void* data, std::size_t nbytes, DType dtype, Shape shape,
                            Device device = Device::cpu());
 
@@ -81,8 +84,13 @@ class Tensor {
 // ---- factories ----
 Tensor empty(Shape shape, DType dtype = DType::F32, Device device = Device::cpu());
 Tensor zeros(Shape shape, DType dtype = DType::F32, Device device = Device::cpu());
+/// An I32/I64 fill checks the value's range, as PyTorch: InvalidArgument "value ... cannot be
+/// converted to type I64 without overflow" for NaN or a value outside the dtype (a float
+/// truncates toward zero). Float dtypes round as a cast does.
 Tensor full(Shape shape, Scalar value, DType dtype = DType::F32, Device device = Device::cpu());
-/// [start, end) in steps of `step`, as a 1-D tensor.
+/// [start, end) in steps of `step`, as a 1-D tensor. A step whose sign walks away from `end`
+/// is InvalidArgument, as torch.arange ("upper bound and lower bound inconsistent with step
+/// sign"); start == end is empty.
 Tensor arange(double start, double end, double step = 1, DType dtype = DType::F32,
               Device device = Device::cpu());
 Tensor arange(std::int64_t n, DType dtype = DType::I64, Device device = Device::cpu());

@@ -79,11 +79,12 @@ struct NegFn {
   }
 };
 
-/// max(x, 0); NaN stays NaN as in PyTorch.
+/// max(x, 0); NaN stays NaN as in PyTorch. relu(-0) is +0 on every backend (PyTorch's
+/// CUDA result; its CPU keeps -0): `<=` sends both zeros to +0.
 struct ReluFn {
   template <class W>
   FERRITE_HOST_DEVICE W operator()(W a) const {
-    return a < W(0) ? W(0) : a;
+    return a <= W(0) ? W(0) : a;
   }
 };
 

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <string>
 
+#include "core/extent.hpp"
+
 namespace ferrite {
 
 Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
@@ -34,7 +36,9 @@ ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializ
       const std::size_t in_dim = in->size() - 1 - k;
       const std::size_t out_dim = rank - 1 - k;
       s[out_dim] = (*in)[in_dim] == 1 && out_shape[out_dim] != 1 ? 0 : running;
-      running *= (*in)[in_dim];
+      running = detail::checked_mul(running, (*in)[in_dim], [&] {
+        return std::string(op) + ": a stride of operand shape " + shape_str(*in) + " is more than an int64 can count";
+      });
     }
     strides.push_back(std::move(s));
   }
@@ -50,7 +54,9 @@ ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializ
     for (int i = 0; i < num_inputs && mergeable; ++i)
       mergeable = strides[i][d] == merged_strides[i].back() * merged_sizes.back();
     if (mergeable) {
-      merged_sizes.back() *= sizes[d];
+      merged_sizes.back() = detail::checked_mul(merged_sizes.back(), sizes[d], [&] {
+        return std::string(op) + ": merged dims of " + shape_str(out_shape) + " are more than an int64 can count";
+      });
     } else {
       merged_sizes.push_back(sizes[d]);
       for (int i = 0; i < num_inputs; ++i) merged_strides[i].push_back(strides[i][d]);

@@ -16,7 +16,7 @@ namespace {
 
 struct Registry {
   std::mutex mutex;
-  std::array<std::shared_ptr<Backend>, 2> by_kind;  // indexed by DeviceKind
+  std::array<std::shared_ptr<Backend>, kNumDeviceKinds> by_kind;  // indexed by DeviceKind
   // Replaced backends stay alive: callers may still hold the reference backend() gave them.
   std::vector<std::shared_ptr<Backend>> retired;
 };
@@ -26,7 +26,14 @@ Registry& registry() {
   return instance;
 }
 
+// Device kinds index the registry's array: one made by static_cast must stop here.
+void check_kind(DeviceKind kind, const char* what) {
+  FERRITE_CHECK(static_cast<int>(kind) < kNumDeviceKinds, InvalidArgument, what,
+                ": device kind ", static_cast<int>(kind), " is not a DeviceKind (CPU = 0, CUDA = 1)");
+}
+
 void install(std::shared_ptr<Backend> b) {
+  check_kind(b->kind(), "register_backend");
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
   auto& slot = r.by_kind[static_cast<std::size_t>(b->kind())];
@@ -46,6 +53,7 @@ void ensure_defaults() {
 }
 
 std::shared_ptr<Backend> find(DeviceKind kind) {
+  check_kind(kind, "backend");
   ensure_defaults();
   Registry& r = registry();
   std::lock_guard lock(r.mutex);
@@ -83,8 +91,9 @@ std::vector<std::string> registered_backends() {
 }
 
 bool supports(Op op, DType dtype, Device device) {
+  if (static_cast<int>(device.kind) >= kNumDeviceKinds) return false;  // a query: no backend, no error
   std::shared_ptr<Backend> b = find(device.kind);
-  return b && device.index >= 0 && device.index < b->device_count() && b->supports(op, dtype);
+  return is_valid_dtype(dtype) && b && device.index >= 0 && device.index < b->device_count() && b->supports(op, dtype);
 }
 
 int cuda_device_count() {

@@ -1,8 +1,12 @@
 #include "ferrite/tensor.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 
+#include "core/extent.hpp"
+#include "core/host_scratch.hpp"
+#include "core/scalar_convert.hpp"
 #include "ferrite/backend.hpp"
 #include "frontend/checks.hpp"
 
@@ -17,16 +21,7 @@ std::string shape_str(const Shape& shape) {
   return text + "]";
 }
 
-std::int64_t shape_numel(const Shape& shape) {
-  std::int64_t numel = 1;
-  for (std::int64_t d : shape) {
-    FERRITE_CHECK(d >= 0, InvalidArgument, "shape ", shape_str(shape), " has a negative dim");
-    FERRITE_CHECK(d == 0 || numel <= std::numeric_limits<std::int64_t>::max() / d, InvalidArgument, "shape ",
-                  shape_str(shape), " has more elements than an int64 can count");
-    numel *= d;
-  }
-  return numel;
-}
+std::int64_t shape_numel(const Shape& shape) { return detail::checked_numel(shape); }
 
 Tensor::Tensor(Buffer buffer, Shape shape) : buffer_(std::move(buffer)), shape_(std::move(shape)) {
   FERRITE_CHECK(shape_numel(shape_) == buffer_.numel(), ShapeMismatch, "Tensor: shape ", shape_str(shape_),
@@ -87,17 +82,27 @@ Tensor Tensor::clone() const {
 Tensor Tensor::reshape(Shape target) const {
   FERRITE_CHECK(defined(), InvalidArgument, "reshape: tensor is undefined");
   int inferred = -1;
-  std::int64_t known = 1;
+  // The shape rule (core/extent.hpp) on the dims given, zero dims counted as 1, so that
+  // whether a target is refused does not depend on where its zeros are.
+  std::int64_t nonzero = 1;
+  bool has_zero = false;
   for (std::size_t i = 0; i < target.size(); ++i) {
     if (target[i] == -1) {
       FERRITE_CHECK(inferred < 0, InvalidArgument, "reshape: more than one -1 in ", shape_str(target));
       inferred = static_cast<int>(i);
     } else {
       FERRITE_CHECK(target[i] >= 0, InvalidArgument, "reshape: negative dim in ", shape_str(target));
-      FERRITE_CHECK(!__builtin_mul_overflow(known, target[i], &known), ShapeMismatch, "reshape: ", description(),
-                    " cannot become ", shape_str(target), " (more elements than an int64 can count)");
+      has_zero = has_zero || target[i] == 0;
+      nonzero = detail::checked_mul(
+          nonzero, std::max<std::int64_t>(target[i], 1),
+          [&] {
+            return "reshape: " + description() + " cannot become " + shape_str(target) +
+                   " (more elements than an int64 can count)";
+          },
+          ErrorKind::ShapeMismatch);
     }
   }
+  const std::int64_t known = has_zero ? 0 : nonzero;
   if (inferred >= 0) {
     FERRITE_CHECK(known != 0 && numel() % known == 0, ShapeMismatch, "reshape: cannot infer -1 in ",
                   shape_str(target), " for ", description());
@@ -110,7 +115,7 @@ Tensor Tensor::reshape(Shape target) const {
 
 std::vector<std::uint8_t> Tensor::to_bytes() const {
   FERRITE_CHECK(defined(), InvalidArgument, "to_bytes: tensor is undefined");
-  std::vector<std::uint8_t> bytes(nbytes());
+  std::vector<std::uint8_t> bytes = detail::host_scratch<std::uint8_t>(static_cast<std::int64_t>(nbytes()), "to_bytes");
   if (bytes.empty()) return bytes;
   if (device().is_cpu()) {
     std::memcpy(bytes.data(), data_ptr(), bytes.size());
@@ -128,6 +133,16 @@ Tensor Tensor::from_bytes(const void* data, std::size_t nbytes, DType dtype, Sha
   FERRITE_CHECK(nbytes == 0 || data != nullptr, InvalidArgument, "from_bytes: null data pointer");
   Tensor out = frontend::allocate(shape, dtype, device);
   if (nbytes == 0) return out;
+  // A Bool byte must be 0 or 1: the ops load it as a C++ bool, and any other byte is
+  // undefined behaviour there (any() false for {2, 0}, sum({2, 3}) = 5). Normalise at the
+  // boundary, as a cast to bool does: every nonzero byte is true.
+  std::vector<std::uint8_t> normalised;
+  if (dtype == DType::Bool) {
+    normalised = detail::host_scratch<std::uint8_t>(static_cast<std::int64_t>(nbytes), "from_bytes");
+    const auto* in = static_cast<const std::uint8_t*>(data);
+    for (std::size_t i = 0; i < nbytes; ++i) normalised[i] = in[i] != 0;
+    data = normalised.data();
+  }
   if (device.is_cpu()) {
     std::memcpy(out.mutable_data_ptr(), data, nbytes);
   } else {
@@ -142,6 +157,7 @@ Tensor empty(Shape shape, DType dtype, Device device) { return frontend::allocat
 
 Tensor full(Shape shape, Scalar value, DType dtype, Device device) {
   frontend::check_supported(Op::Fill, dtype, device);
+  detail::check_fill_value("full", value, dtype);
   Tensor out = frontend::allocate(shape, dtype, device);
   if (out.numel() > 0) backend(device).fill(out.buffer(), value);
   return out;
@@ -152,6 +168,9 @@ Tensor zeros(Shape shape, DType dtype, Device device) { return full(std::move(sh
 Tensor arange(double start, double end, double step, DType dtype, Device device) {
   FERRITE_CHECK(step != 0 && std::isfinite(step) && std::isfinite(start) && std::isfinite(end), InvalidArgument,
                 "arange: start ", start, ", end ", end, " and step ", step, " must be finite with step != 0");
+  // As torch.arange: an interval that the step walks away from is an error, not empty.
+  FERRITE_CHECK((step > 0 && end >= start) || (step < 0 && end <= start), InvalidArgument, "arange: start ", start,
+                ", end ", end, ", step ", step, ": upper bound and lower bound inconsistent with step sign");
   const double count = std::ceil((end - start) / step);
   FERRITE_CHECK(count < 9.0e18, InvalidArgument, "arange: ", count, " elements is too many");
   const auto n = static_cast<std::int64_t>(count > 0 ? count : 0);
@@ -167,7 +186,9 @@ Tensor arange(std::int64_t n, DType dtype, Device device) {
 }
 
 Tensor from_vector(const std::vector<bool>& values, Shape shape, Device device) {
-  std::vector<std::uint8_t> bytes(values.begin(), values.end());
+  std::vector<std::uint8_t> bytes =
+      detail::host_scratch<std::uint8_t>(static_cast<std::int64_t>(values.size()), "from_vector");
+  std::copy(values.begin(), values.end(), bytes.begin());
   return Tensor::from_bytes(bytes.data(), bytes.size(), DType::Bool, std::move(shape), device);
 }
 

@@ -6,6 +6,9 @@
 namespace ferrite::frontend {
 
 Tensor allocate(const Shape& shape, DType dtype, Device device) {
+  // Every tensor is made here: a DType made by static_cast stops before dtype_size() is 0.
+  FERRITE_CHECK(is_valid_dtype(dtype), InvalidArgument, "dtype value ", static_cast<int>(dtype),
+                " is not a DType (shape ", shape_str(shape), ", ", device.str(), ")");
   const std::int64_t numel = shape_numel(shape);
   // The byte count must not wrap (2^61 C128 elements would ask for 0 bytes), and backends add
   // alignment and guard bytes to it: keep a mebibyte of headroom below 2^63.
@@ -56,6 +59,8 @@ void check_same_dtype(const char* op, std::initializer_list<const Tensor*> tenso
 }
 
 void check_supported(Op op, DType dtype, Device device) {
+  FERRITE_CHECK(is_valid_dtype(dtype), InvalidArgument, op_name(op), ": dtype value ", static_cast<int>(dtype),
+                " is not a DType");
   Backend& b = backend(device);
   FERRITE_CHECK(b.supports(op, dtype), Unsupported, op_name(op), ": dtype ", dtype_name(dtype),
                 " is not supported on ", device.str(), " (", b.name(), " backend)");

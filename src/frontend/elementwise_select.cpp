@@ -1,5 +1,6 @@
 // Front end of where, masked_fill and has_inf_nan.
 #include "core/elementwise_layout.hpp"
+#include "core/scalar_convert.hpp"
 #include "ferrite/elementwise.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/elementwise_common.hpp"
@@ -46,6 +47,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, Scalar value) {
   frontend::check_supported(Op::MaskedFill, x.dtype(), x.device());
   // The value as a rank-0 tensor of x's dtype (the documented Scalar -> dtype rule), which
   // the where engine broadcasts with a zero stride.
+  detail::check_fill_value(op, value, x.dtype());
   const Tensor fill = full({}, value, x.dtype(), x.device());
   return run_where(op, mask, fill, x, shape);
 }

@@ -2,6 +2,7 @@
 // masked ops. Index tensors are I32 or I64; negative values count from the end. Backends
 // report the smallest and largest index value they read (IndexRange) and never touch
 // memory out of bounds for a bad one; the check here turns it into IndexOutOfRange.
+#include "core/extent.hpp"
 #include "ferrite/backend.hpp"
 #include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
@@ -10,8 +11,6 @@
 namespace ferrite {
 namespace {
 
-using frontend::contiguous_strides;
-using frontend::product;
 using frontend::wrap_dim;
 
 const char* name_of(Op op) { return op_name(op).data(); }
@@ -56,15 +55,19 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   check_index_operands(Op::IndexSelect, x, index);
   FERRITE_CHECK(index.dim() <= 1, InvalidArgument, op, ": index must be 1-D or rank 0, got ", index.description());
   const std::int64_t d = wrap_dim(op, x, dim);
+  // As torch.index_select: a rank-0 input takes exactly one index and gives a rank-0 result.
+  FERRITE_CHECK(x.dim() > 0 || index.numel() == 1, IndexOutOfRange, op, ": an index into rank-0 input ",
+                x.description(), " must have exactly 1 element, got index ", index.description());
   const Shape in_shape = at_least_1d(x.shape());
   Shape out_shape = in_shape;
   out_shape[d] = index.numel();
-  if (x.dim() == 0) out_shape = index.shape();
+  if (x.dim() == 0) out_shape = {};
   Tensor out = frontend::allocate(out_shape, x.dtype(), x.device());
   if (index.numel() == 0) return out;
   const IndexRange range = frontend::shape_ops_of(x.device())
-                               .index_select(x.buffer(), index.buffer(), out.buffer(), product(in_shape, 0, d),
-                                             in_shape[d], index.numel(), product(in_shape, d + 1, in_shape.size()));
+                               .index_select(x.buffer(), index.buffer(), out.buffer(), detail::checked_product(in_shape, 0, d, op),
+                                             in_shape[d], index.numel(),
+                                             detail::checked_product(in_shape, d + 1, in_shape.size(), op));
   check_range(op, range, in_shape[d], "dim " + std::to_string(d), x, index);
   return out;
 }
@@ -86,7 +89,7 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
   layout.rank = static_cast<int>(is.size());
   layout.dim = static_cast<int>(d);
   layout.dim_size = xs[d];
-  const auto x_strides = contiguous_strides(xs);
+  const auto x_strides = detail::checked_contiguous_strides(xs, op);
   for (std::size_t k = 0; k < is.size(); ++k) {
     layout.sizes[k] = is[k];
     layout.data_strides[k] = x_strides[k];
@@ -118,7 +121,7 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const
   layout.rank = static_cast<int>(is.size());
   layout.dim = static_cast<int>(d);
   layout.dim_size = xs[d];
-  const auto x_strides = contiguous_strides(xs), s_strides = contiguous_strides(ss);
+  const auto x_strides = detail::checked_contiguous_strides(xs, op), s_strides = detail::checked_contiguous_strides(ss, op);
   for (std::size_t k = 0; k < is.size(); ++k) {
     layout.sizes[k] = is[k];
     layout.data_strides[k] = x_strides[k];
@@ -172,7 +175,7 @@ Tensor embedding(const Tensor& weight, const Tensor& indices) {
   out_shape.insert(out_shape.end(), weight.shape().begin() + 1, weight.shape().end());
   Tensor out = frontend::allocate(out_shape, weight.dtype(), weight.device());
   if (indices.numel() == 0) return out;
-  const std::int64_t rows = weight.shape()[0], width = product(weight.shape(), 1, weight.shape().size());
+  const std::int64_t rows = weight.shape()[0], width = detail::checked_product(weight.shape(), 1, weight.shape().size(), op);
   const IndexRange range = frontend::shape_ops_of(weight.device())
                                .index_select(weight.buffer(), indices.buffer(), out.buffer(), 1, rows,
                                              indices.numel(), width);
@@ -192,7 +195,7 @@ Tensor embedding_backward(const Tensor& grad, const Tensor& indices, std::int64_
   Shape out_shape{num_embeddings};
   out_shape.insert(out_shape.end(), grad.shape().begin() + static_cast<std::ptrdiff_t>(ir), grad.shape().end());
   Tensor out = frontend::allocate(out_shape, grad.dtype(), grad.device());
-  const std::int64_t width = product(grad.shape(), ir, grad.shape().size());
+  const std::int64_t width = detail::checked_product(grad.shape(), ir, grad.shape().size(), op);
   const IndexRange range = frontend::shape_ops_of(grad.device())
                                .embedding_backward(grad.buffer(), indices.buffer(), out.buffer(), num_embeddings, width);
   check_range(op, range, num_embeddings, "num_embeddings", grad, indices);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/extent.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "frontend/checks.hpp"
 
@@ -64,13 +65,18 @@ struct BatchDim {
 
 // Row-major element strides of the matrices of an operand whose batch dims are `batch`,
 // right-aligned against the output's batch rank; 0 where the operand is broadcast.
-std::vector<std::int64_t> batch_strides(const Shape& batch, std::size_t out_rank, std::int64_t matrix_elements) {
+std::vector<std::int64_t> batch_strides(const char* name, const Shape& batch, std::size_t out_rank,
+                                        std::int64_t matrix_elements) {
   std::vector<std::int64_t> strides(out_rank, 0);
   std::int64_t stride = matrix_elements;
   for (std::size_t i = batch.size(); i-- > 0;) {
     const std::size_t o = out_rank - batch.size() + i;
     strides[o] = batch[i] == 1 ? 0 : stride;
-    stride *= batch[i];
+    if (i > 0)
+      stride = detail::checked_mul(stride, batch[i], [&] {
+        return std::string(name) + ": a batch stride of batch dims " + shape_str(batch) + " over matrices of " +
+               std::to_string(matrix_elements) + " elements is more than an int64 can count";
+      });
   }
   return strides;
 }
@@ -119,6 +125,9 @@ Plan plan_product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& 
   plan.out_shape = batch;
   if (!a_vector) plan.out_shape.push_back(m);
   if (!b_vector) plan.out_shape.push_back(n);
+  // The result's shape must be valid before any stride of it is computed ([2^40, 0] x
+  // [0, 2^40] asks for 2^80 elements, and m * n would overflow).
+  detail::checked_numel(plan.out_shape, name);
 
   GemmDesc& d = plan.desc;
   d.input = precision.input;
@@ -132,9 +141,17 @@ Plan plan_product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& 
 
   // Merge batch dims: drop size-1 dims, join neighbours that are contiguous for all three
   // operands (broadcast runs, with stride 0, join too).
-  const auto stride_a = batch_strides(batch_a, rank, m * ka);
-  const auto stride_b = batch_strides(batch_b, rank, ka * n);
-  const auto stride_c = batch_strides(batch, rank, m * n);
+  // Each operand is a valid tensor (or the valid result), so its matrix sizes fit; checked
+  // anyway, as every extent product in the front ends.
+  auto matrix = [&](std::int64_t rows, std::int64_t cols) {
+    return detail::checked_mul(rows, cols, [&] {
+      return std::string(name) + ": a matrix of " + std::to_string(rows) + " x " + std::to_string(cols) +
+             " elements is more than an int64 can count (" + a.description() + ", " + b.description() + ")";
+    });
+  };
+  const auto stride_a = batch_strides(name, batch_a, rank, matrix(m, ka));
+  const auto stride_b = batch_strides(name, batch_b, rank, matrix(ka, n));
+  const auto stride_c = batch_strides(name, batch, rank, matrix(m, n));
   std::vector<BatchDim> dims;
   for (std::size_t i = 0; i < rank; ++i) {
     if (batch[i] == 1) continue;
@@ -142,7 +159,7 @@ Plan plan_product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& 
     if (!dims.empty()) {
       BatchDim& prev = dims.back();
       if (prev.a == cur.a * cur.size && prev.b == cur.b * cur.size && prev.c == cur.c * cur.size) {
-        prev = {prev.size * cur.size, cur.a, cur.b, cur.c};
+        prev = {matrix(prev.size, cur.size), cur.a, cur.b, cur.c};
         continue;
       }
     }
@@ -151,7 +168,7 @@ Plan plan_product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& 
   // A batch of A against one B ([b, m, k] x [k, n]) is one taller product ([b*m, k] x [k, n]):
   // one big GEMM instead of many small ones, as PyTorch folds it.
   if (dims.size() == 1 && dims[0].b == 0 && !ta && dims[0].a == m * ka) {
-    d.m = m * dims[0].size;
+    d.m = matrix(m, dims[0].size);
     dims.clear();
   }
   FERRITE_CHECK(dims.size() <= static_cast<std::size_t>(kMaxGemmBatchDims), Unsupported, name, ": operands ",

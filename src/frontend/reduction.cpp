@@ -4,6 +4,7 @@
 
 #include <optional>
 
+#include "core/extent.hpp"
 #include "core/reduction_support.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/reduction_common.hpp"
@@ -14,9 +15,10 @@ namespace frontend {
 ReduceExtents extents_around(const Tensor& x, std::int64_t d) {
   ReduceExtents e;
   if (x.dim() == 0) return e;
-  for (std::int64_t i = 0; i < d; ++i) e.outer *= x.shape()[i];
-  e.dim = x.shape()[d];
-  for (std::int64_t i = d + 1; i < x.dim(); ++i) e.inner *= x.shape()[i];
+  const auto u = static_cast<std::size_t>(d);
+  e.outer = detail::checked_product(x.shape(), 0, u, "reduction");
+  e.dim = x.shape()[u];
+  e.inner = detail::checked_product(x.shape(), u + 1, x.shape().size(), "reduction");
   return e;
 }
 

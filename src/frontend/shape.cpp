@@ -5,6 +5,8 @@
 #include <numeric>
 #include <string>
 
+#include "core/extent.hpp"
+#include "core/host_scratch.hpp"
 #include "ferrite/backend.hpp"
 #include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
@@ -13,7 +15,6 @@
 namespace ferrite {
 namespace {
 
-using frontend::contiguous_strides;
 using frontend::contiguous_view;
 using frontend::wrap_dim;
 
@@ -25,9 +26,8 @@ void check_one(Op op, const Tensor& x) {
 }
 
 void run_copy(const Tensor& src, const StridedView& src_view, const Tensor& dst, const StridedView& dst_view) {
-  std::int64_t n = 1;
-  for (int k = 0; k < src_view.rank; ++k) n *= src_view.sizes[k];
-  if (n == 0) return;
+  for (int k = 0; k < src_view.rank; ++k)
+    if (src_view.sizes[k] == 0) return;  // nothing to copy
   frontend::shape_ops_of(dst.device()).copy_view(src.buffer(), src_view, dst.buffer(), dst_view);
 }
 
@@ -102,9 +102,9 @@ Tensor unaliased(const Tensor& src, const Tensor& dst) {
   return src.buffer().storage() == dst.buffer().storage() ? src.clone() : src;
 }
 
-Tensor permute_impl(const Tensor& x, const std::vector<std::int64_t>& dims) {
+Tensor permute_impl(const char* op, const Tensor& x, const std::vector<std::int64_t>& dims) {
   const std::int64_t rank = x.dim();
-  const auto strides = contiguous_strides(x.shape());
+  const auto strides = detail::checked_contiguous_strides(x.shape(), op);
   Shape out_shape(static_cast<std::size_t>(rank));
   StridedView src;
   src.rank = static_cast<int>(rank);
@@ -128,7 +128,7 @@ Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1) {
   std::vector<std::int64_t> dims(static_cast<std::size_t>(x.dim()));
   std::iota(dims.begin(), dims.end(), 0);
   std::swap(dims[a], dims[b]);
-  return permute_impl(x, dims);
+  return permute_impl(op, x, dims);
 }
 
 Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
@@ -147,7 +147,7 @@ Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
     seen[wrapped[k]] = true;
   }
   if (rank == 0) return x.clone();
-  return permute_impl(x, wrapped);
+  return permute_impl(op, x, wrapped);
 }
 
 Tensor strided_copy(const Tensor& x, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset) {
@@ -198,10 +198,15 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
     for (std::int64_t k = 0; fits && k < t.dim(); ++k) fits = k == d || t.shape()[k] == first.shape()[k];
     FERRITE_CHECK(fits, ShapeMismatch, op, ": tensor ", i, " is ", t.description(), " but tensor 0 is ",
                   first.description(), "; all dims except dim ", d, " must match");
-    out_shape[d] += t.shape()[d];
+    out_shape[d] = detail::checked_add(out_shape[d], t.shape()[d], [&] {
+      return std::string(op) + ": the sizes of dim " + std::to_string(d) + " of the " +
+             std::to_string(tensors.size()) + " tensors (tensor 0 " + first.description() +
+             ") add up to more than an int64 can count";
+    });
   }
   Tensor out = frontend::allocate(out_shape, first.dtype(), first.device());
-  const auto out_strides = contiguous_strides(out_shape);
+  if (out.numel() == 0) return out;
+  const auto out_strides = detail::checked_contiguous_strides(out_shape, op);
   std::int64_t at = 0;
   for (const Tensor& t : tensors) {
     StridedView dst = contiguous_view(t.shape());
@@ -214,8 +219,9 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
 }
 
 namespace {
-std::vector<Tensor> split_impl(const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t d) {
-  const auto strides = contiguous_strides(x.shape());
+std::vector<Tensor> split_impl(const char* op, const Tensor& x, const std::vector<std::int64_t>& sizes,
+                               std::int64_t d) {
+  const auto strides = detail::checked_contiguous_strides(x.shape(), op);
   std::vector<Tensor> pieces;
   std::int64_t at = 0;
   for (std::int64_t size : sizes) {
@@ -241,13 +247,17 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& size
   std::int64_t total = 0;
   for (std::int64_t s : sizes) {
     FERRITE_CHECK(s >= 0, InvalidArgument, op, ": sizes ", shape_str(sizes), " has a negative size");
-    FERRITE_CHECK(!__builtin_add_overflow(total, s, &total), ShapeMismatch, op, ": sizes ", shape_str(sizes),
-                  " add up to more than an int64 can count but dim ", d, " of ", x.description(), " has ",
-                  x.shape()[d]);
+    total = detail::checked_add(
+        total, s,
+        [&] {
+          return std::string(op) + ": sizes " + shape_str(sizes) + " add up to more than an int64 can count but dim " +
+                 std::to_string(d) + " of " + x.description() + " has " + std::to_string(x.shape()[d]);
+        },
+        ErrorKind::ShapeMismatch);
   }
   FERRITE_CHECK(total == x.shape()[d], ShapeMismatch, op, ": sizes ", shape_str(sizes), " add up to ", total,
                 " but dim ", d, " of ", x.description(), " has ", x.shape()[d]);
-  return split_impl(x, sizes, d);
+  return split_impl(op, x, sizes, d);
 }
 
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
@@ -258,10 +268,12 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
   const std::int64_t d = wrap_dim(op, x, dim);
   const std::int64_t size = x.shape()[d];
   const std::int64_t piece = size / n + (size % n != 0);  // ceil, without overflow for any n
+  // torch.chunk of an empty dim gives `n` empty pieces (it calls split_with_sizes so that the
+  // count is not lost); otherwise pieces of ceil(size / n), the last one shorter.
   std::vector<std::int64_t> sizes;
-  if (piece == 0) sizes.push_back(0);  // torch.chunk of an empty dim: one empty piece
+  if (size == 0) sizes = detail::host_scratch<std::int64_t>(n, op, 0);
   for (std::int64_t at = 0; piece > 0 && at < size; at += piece) sizes.push_back(std::min(piece, size - at));
-  return split_impl(x, sizes, d);
+  return split_impl(op, x, sizes, d);
 }
 
 Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
@@ -274,14 +286,16 @@ Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
   const std::size_t r = reps.size(), lead = r - static_cast<std::size_t>(x.dim());
   Shape in_shape(lead, 1);
   in_shape.insert(in_shape.end(), x.shape().begin(), x.shape().end());
-  const auto in_strides = contiguous_strides(in_shape);
+  const auto in_strides = detail::checked_contiguous_strides(in_shape, op);
   Shape out_shape(r), tiled(2 * r);
   StridedView src;
   src.rank = static_cast<int>(2 * r);
   for (std::size_t k = 0; k < r; ++k) {
     FERRITE_CHECK(reps[k] >= 0, InvalidArgument, op, ": reps ", shape_str(reps), " has a negative entry");
-    FERRITE_CHECK(!__builtin_mul_overflow(in_shape[k], reps[k], &out_shape[k]), InvalidArgument, op, ": reps ",
-                  shape_str(reps), " of ", x.description(), " give a dim of more elements than an int64 can count");
+    out_shape[k] = detail::checked_mul(in_shape[k], reps[k], [&] {
+      return std::string(op) + ": reps " + shape_str(reps) + " of " + x.description() +
+             " give a dim of more elements than an int64 can count";
+    });
     // Dim k of the output is [reps[k], in_shape[k]]: the repeat index reads with stride 0.
     tiled[2 * k] = src.sizes[2 * k] = reps[k];
     tiled[2 * k + 1] = src.sizes[2 * k + 1] = in_shape[k];
@@ -289,6 +303,8 @@ Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
     src.strides[2 * k + 1] = in_strides[k];
   }
   Tensor out = frontend::allocate(out_shape, x.dtype(), x.device());
+  // An empty result may come from huge tiles (reps 0 of a dim of 2^62): no view to build.
+  if (out.numel() == 0) return out;
   run_copy(x, src, out, contiguous_view(tiled));
   return out;
 }
@@ -301,7 +317,7 @@ Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
   const std::int64_t n = x.shape()[d];
   const std::int64_t s = ((shift % n) + n) % n;
   Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
-  const auto strides = contiguous_strides(x.shape());
+  const auto strides = detail::checked_contiguous_strides(x.shape(), op);
   // Two block copies: x[.., 0:n-s, ..] -> out[.., s:n, ..] and x[.., n-s:n, ..] -> out[.., 0:s, ..].
   auto piece = [&](std::int64_t from, std::int64_t to, std::int64_t len) {
     StridedView src = contiguous_view(x.shape()), dst = contiguous_view(x.shape());
@@ -330,7 +346,7 @@ void slice_write(const Tensor& cache, const Tensor& src, std::int64_t pos) {
   const std::int64_t max_len = cache.shape()[1];
   FERRITE_CHECK(pos >= 0 && pos < max_len, IndexOutOfRange, op, ": position ", pos, " is outside [0, ", max_len,
                 ") of cache ", cache.description());
-  const auto strides = contiguous_strides(cache.shape());
+  const auto strides = detail::checked_contiguous_strides(cache.shape(), op);
   StridedView dst = contiguous_view(row_shape);
   for (int k = 0; k < dst.rank; ++k) dst.strides[k] = strides[k == 0 ? 0 : k + 1];
   dst.offset = pos * strides[1];
@@ -347,7 +363,7 @@ Tensor slice_read(const Tensor& cache, std::int64_t len) {
                 "] of cache ", cache.description());
   Shape out_shape = cache.shape();
   out_shape[1] = len;
-  const auto strides = contiguous_strides(cache.shape());
+  const auto strides = detail::checked_contiguous_strides(cache.shape(), op);
   StridedView src = contiguous_view(out_shape);
   for (int k = 0; k < src.rank; ++k) src.strides[k] = strides[k];
   Tensor out = frontend::allocate(out_shape, cache.dtype(), cache.device());

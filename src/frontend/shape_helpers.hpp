@@ -1,5 +1,5 @@
-// Helpers shared by the shape and indexing front ends (shape.cpp, index.cpp): row-major
-// strides, and the StridedView of a whole contiguous tensor.
+// Helpers shared by the shape and indexing front ends (shape.cpp, index.cpp): the StridedView
+// of a whole contiguous tensor. Strides and extents come from core/extent.hpp (checked).
 #pragma once
 
 #include <string>
@@ -10,10 +10,6 @@
 
 namespace ferrite::frontend {
 
-/// Row-major element strides of `shape`.
-std::vector<std::int64_t> contiguous_strides(const Shape& shape);
-/// Product of shape[begin, end).
-std::int64_t product(const Shape& shape, std::size_t begin, std::size_t end);
 /// The view of a contiguous tensor of `shape` (rank <= kMaxViewDims).
 StridedView contiguous_view(const Shape& shape);
 /// The ShapeOps of `device`'s backend.

@@ -123,7 +123,8 @@ Entry unary_entry(const std::string& name, Tensor (*fn)(const Tensor&), long dou
 FERRITE_CONFORMANCE(unary_entry("neg", neg, [](DType d, long double x) {
   return is_integral(d) ? wrap(d, -static_cast<__int128>(x)) : -x;
 }));
-FERRITE_CONFORMANCE(unary_entry("relu", relu, [](DType, long double x) { return x < 0 ? 0.0L : x; }));
+// x <= 0, not x < 0: relu(-0) is +0 (docs/families/elementwise.md); the extremes include -0.
+FERRITE_CONFORMANCE(unary_entry("relu", relu, [](DType, long double x) { return x <= 0 ? 0.0L : x; }));
 
 // maximum / minimum: NaN wins; +0 beats -0 for maximum, -0 beats +0 for minimum.
 long double ref_minmax(bool is_max, long double a, long double b) {
@@ -216,7 +217,7 @@ Entry mixed_unary_entry(const std::string& name, Tensor (*fn)(const Tensor&, DTy
   return e;
 }
 
-FERRITE_CONFORMANCE(mixed_unary_entry("relu", relu, [](long double x) { return x < 0 ? 0.0L : x; }, Tolerance{}));
+FERRITE_CONFORMANCE(mixed_unary_entry("relu", relu, [](long double x) { return x <= 0 ? 0.0L : x; }, Tolerance{}));
 FERRITE_CONFORMANCE(mixed_unary_entry("sigmoid", sigmoid, [](long double x) { return 1.0L / (1.0L + std::exp(-x)); },
                                       default_tolerance(DType::F32)));
 

@@ -71,7 +71,8 @@ FERRITE_CONFORMANCE([] {
     add({40, 1024}, 0, {77});     // rows of at least 1 KiB: the CUDA row-copy kernel
     add({3, 20, 1024}, 1, {9});  // the same with an outer dim
     add({3, 2, 5}, 2, {0});
-    add({}, 0, {3});
+    add({}, 0, {1});  // rank 0 takes exactly one index and gives rank 0 (torch.index_select)
+    add({}, -1, {});
     add({37}, 0, {300001});  // more indices than one block checks: the range goes through atomics
     return cases;
   };
@@ -89,7 +90,7 @@ FERRITE_CONFORMANCE([] {
       k[d] = idx[static_cast<std::size_t>(k[d])];
       out.set(i, x.at(ravel(k, xs)));
     }
-    if (x.shape.empty()) out.shape = c.inputs[1].shape();
+    if (x.shape.empty()) out.shape = {};
     return std::vector<Tensor>{out.tensor()};
   };
   e.errors = [](DType d) {
@@ -98,6 +99,9 @@ FERRITE_CONFORMANCE([] {
                       ErrorKind::InvalidArgument, "index_select: index must be 1-D"});
     errors.push_back({"dim out of range", [d](Device dev) { index_select(zeros({4}, d, dev), 1, zeros({2}, DType::I64, dev)); },
                       ErrorKind::IndexOutOfRange, "index_select: dim 1 is out of range"});
+    errors.push_back({"rank-0 input, 3 indices",
+                      [d](Device dev) { index_select(zeros({}, d, dev), 0, zeros({3}, DType::I64, dev)); },
+                      ErrorKind::IndexOutOfRange, "index_select: an index into rank-0 input"});
     return errors;
   };
   return e;

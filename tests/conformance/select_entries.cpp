@@ -130,9 +130,12 @@ Entry masked_fill_entry() {
     const std::vector<std::pair<Shape, Shape>> shapes = {
         {{}, {}}, {{100003}, {100003}}, {{0}, {0}}, {{33, 64}, {64}}, {{33, 64}, {33, 1}},
         {{5, 3, 7}, {5, 1, 7}}, {{2, 3, 5}, {}}, {{4, 0}, {1}}};
+    // The largest integers the dtype holds, exactly (a value outside it is an error, below).
+    const std::int64_t big = dtype == DType::I32 ? std::numeric_limits<std::int32_t>::max() - 5
+                                                 : std::numeric_limits<std::int64_t>::max() - 5;
     for (const auto& [xs, ms] : shapes)
       cases.push_back({shape_str(xs) + " mask " + shape_str(ms), {random(xs, dtype, rng), random(ms, DType::Bool, rng)},
-                       {std::numeric_limits<std::int64_t>::max() - 5}, {-2.5}});
+                       {big}, {-2.5}});
     cases.push_back({"NaN value", {random({9}, dtype, rng), random({9}, DType::Bool, rng)}, {-7},
                      {std::numeric_limits<double>::quiet_NaN()}});
     return cases;
@@ -152,7 +155,7 @@ Entry masked_fill_entry() {
   e.reference_tolerance = exact;
   e.backend_tolerance = exact;
   e.errors = [](DType d) {
-    return std::vector<ErrorCase>{
+    std::vector<ErrorCase> errors{
         {"mask not Bool", [=](Device dev) { masked_fill(zeros({3}, d, dev), zeros({3}, DType::F32, dev), 1.0); },
          ErrorKind::DTypeMismatch, "masked_fill: mask is [3] F32"},
         {"mask larger than x", [=](Device dev) { masked_fill(zeros({3}, d, dev), zeros({2, 3}, DType::Bool, dev), 1.0); },
@@ -160,6 +163,17 @@ Entry masked_fill_entry() {
         {"no broadcast", [=](Device dev) { masked_fill(zeros({3}, d, dev), zeros({4}, DType::Bool, dev), 1.0); },
          ErrorKind::ShapeMismatch, "masked_fill: shapes [3] and [4] do not broadcast"},
     };
+    // PyTorch's overflow check: an integer value outside the dtype is an error, not a wrap.
+    if (is_integral(d))
+      errors.push_back({"value out of range",
+                        [=](Device dev) {
+                          masked_fill(zeros({3}, d, dev), zeros({3}, DType::Bool, dev),
+                                      d == DType::I32 ? Scalar(std::int64_t(1) << 31) : Scalar(1e19));
+                        },
+                        ErrorKind::InvalidArgument, std::string("masked_fill: value ") +
+                            (d == DType::I32 ? "2147483648" : "1e+19") + " cannot be converted to type " +
+                            std::string(dtype_name(d)) + " without overflow"});
+    return errors;
   };
   return e;
 }

@@ -2,9 +2,12 @@
 // through Eigen's GEMM (eigen_gemm_f32.cpp / _f64.cpp). F16 and BF16 are widened to float
 // once, multiplied and accumulated in float, and rounded once on store, so the CPU follows
 // the same "accumulate in F32" rule as the tensor cores it is compared with.
+#include <algorithm>
 #include <cstdint>
+#include <new>
 #include <vector>
 
+#include "core/host_scratch.hpp"
 #include "core/numeric.hpp"
 #include "core/op_support.hpp"
 #include "cpu/cpu_families.hpp"
@@ -14,9 +17,13 @@
 namespace ferrite::cpu {
 namespace {
 
-// Below this many multiply-adds per product, a batch runs one product per thread; above
-// it, one product at a time with Eigen's own threads.
-constexpr double kSmallProduct = double(1 << 21);
+// The output of each product is cut into tiles of this size whatever the thread count, and
+// each tile is one single-threaded Eigen call: which thread computes a tile changes nothing,
+// so results are bitwise the same for any OMP_NUM_THREADS (Eigen's own threading picks its
+// k-blocking from the thread count, which changed F32 results by about 1e-6).
+constexpr std::int64_t kTileRows = 256, kTileCols = 256;
+// Below this many multiply-adds in all, the tiles run on the calling thread.
+constexpr double kParallelWork = double(1 << 18);
 constexpr std::int64_t kParallelElements = 1 << 16;
 
 struct Offsets {
@@ -36,28 +43,39 @@ Offsets batch_offsets(const GemmDesc& d, std::int64_t index) {
   return o;
 }
 
+std::int64_t ceil_div(std::int64_t a, std::int64_t b) { return a / b + (a % b != 0); }
+
 template <class T>
 void run_batches(const GemmDesc& d, const T* a, const T* b, T* c) {
   const EigenGemmShape shape{d.m, d.n, d.k, d.transpose_a, d.transpose_b};
   const auto alpha = static_cast<T>(d.alpha), beta = static_cast<T>(d.beta);
-  const std::int64_t count = d.batch_count();
-  auto one = [&](std::int64_t i) {
-    const Offsets o = batch_offsets(d, i);
-    eigen_gemm(shape, a + o.a, b + o.b, c + o.c, alpha, beta);
-  };
-  const double work = static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k);
-  if (count > 1 && work < kSmallProduct) {
-    // Eigen runs single-threaded inside a parallel region, so the threads split the batch.
-#pragma omp parallel for schedule(dynamic)
-    for (std::int64_t i = 0; i < count; ++i) one(i);
-  } else {
-    for (std::int64_t i = 0; i < count; ++i) one(i);
+  const std::int64_t col_tiles = ceil_div(d.n, kTileCols);
+  const std::int64_t tiles = ceil_div(d.m, kTileRows) * col_tiles;
+  const std::int64_t items = d.batch_count() * tiles;  // at most the output's numel
+  const double work = static_cast<double>(d.m) * static_cast<double>(d.n) * static_cast<double>(d.k) *
+                      static_cast<double>(d.batch_count());
+  // No exception may leave an OpenMP region (it would terminate): Eigen's packing buffers
+  // can fail to allocate, so the loop records that and throws after the region.
+  bool out_of_memory = false;
+#pragma omp parallel for schedule(dynamic) if (items > 1 && work >= kParallelWork)
+  for (std::int64_t i = 0; i < items; ++i) {
+    const Offsets o = batch_offsets(d, i / tiles);
+    const std::int64_t row = i % tiles / col_tiles * kTileRows, col = i % tiles % col_tiles * kTileCols;
+    const GemmTile tile{row, std::min(kTileRows, d.m - row), col, std::min(kTileCols, d.n - col)};
+    try {
+      eigen_gemm(shape, tile, a + o.a, b + o.b, c + o.c, alpha, beta);
+    } catch (const std::bad_alloc&) {
+#pragma omp atomic write
+      out_of_memory = true;
+    }
   }
+  FERRITE_CHECK(!out_of_memory, OutOfMemory, "matmul: out of host memory for Eigen's packing buffers (m ", d.m,
+                ", n ", d.n, ", k ", d.k, ")");
 }
 
 template <class T>
 std::vector<float> widen_all(const Buffer& x) {
-  std::vector<float> out(static_cast<std::size_t>(x.numel()));
+  std::vector<float> out = detail::host_scratch<float>(x.numel(), "matmul");
   const T* in = x.data_as<const T>();
   const auto n = static_cast<std::int64_t>(out.size());
 #pragma omp parallel for schedule(static) if (n >= kParallelElements)
@@ -73,7 +91,7 @@ void half_gemm(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer
     run_batches<float>(d, af.data(), bf.data(), c.data_as<float>());
     return;
   }
-  std::vector<float> cf = d.beta != 0 ? widen_all<H>(c) : std::vector<float>(static_cast<std::size_t>(c.numel()));
+  std::vector<float> cf = d.beta != 0 ? widen_all<H>(c) : detail::host_scratch<float>(c.numel(), "matmul");
   run_batches<float>(d, af.data(), bf.data(), cf.data());
   H* out = c.data_as<H>();
   const auto n = static_cast<std::int64_t>(cf.size());

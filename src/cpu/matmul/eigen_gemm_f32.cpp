@@ -3,8 +3,9 @@
 
 namespace ferrite::cpu {
 
-void eigen_gemm(const EigenGemmShape& s, const float* a, const float* b, float* c, float alpha, float beta) {
-  detail::eigen_gemm_impl<float>(s, a, b, c, alpha, beta);
+void eigen_gemm(const EigenGemmShape& s, const GemmTile& t, const float* a, const float* b, float* c, float alpha,
+                float beta) {
+  detail::eigen_gemm_impl<float>(s, t, a, b, c, alpha, beta);
 }
 
 }  // namespace ferrite::cpu

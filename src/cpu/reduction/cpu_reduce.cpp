@@ -1,9 +1,14 @@
 // CPU reductions: sum, mean, prod, amin, amax, any, all, argmax/argmin, masked amin/amax and
 // the gradient of prod. One output element per (outer, inner) pair, each a plain loop.
 #include <limits>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #include "core/dtype_dispatch.hpp"
 #include "core/elementwise_functors.hpp"
+#include "core/extent.hpp"
+#include "core/host_scratch.hpp"
 #include "cpu/reduction/cpu_reduction.hpp"
 
 namespace ferrite::cpu::reduction {
@@ -142,12 +147,26 @@ void prod_backward(const Buffer& grad, const Buffer& x, const Buffer& out, const
       FERRITE_THROW(Unsupported, "prod_backward: ", dtype_name(x.dtype()), " on cpu");
     } else {
       // out[j] = grad * (product before j) * (product after j): exact with zeros, no division.
+      // One row of scratch per thread, taken before the parallel loop: an exception must not
+      // leave an OpenMP region, and host memory that is not there is Error(OutOfMemory).
+#ifdef _OPENMP
+      const std::int64_t threads = omp_get_max_threads();
+#else
+      const std::int64_t threads = 1;
+#endif
+      std::vector<double> scratch = detail::host_scratch<double>(
+          detail::checked_mul(threads, e.dim, [] { return std::string("prod_backward: scratch size"); }),
+          "prod_backward");
       for_each_output(e, [&](std::int64_t o, std::int64_t i, std::int64_t k) {
         const std::int64_t base = o * e.dim * e.inner + i;
         const T* p = x.data_as<const T>() + base;
         T* q = out.data_as<T>() + base;
         const double g = load(grad.data_as<const T>(), k);
-        std::vector<double> before(static_cast<std::size_t>(e.dim));
+#ifdef _OPENMP
+        double* before = scratch.data() + omp_get_thread_num() * e.dim;
+#else
+        double* before = scratch.data();
+#endif
         double run = 1;
         for (std::int64_t j = 0; j < e.dim; ++j) before[j] = run, run *= load(p, j * e.inner);
         run = 1;

@@ -10,6 +10,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/elementwise_functors.hpp"
+#include "core/host_scratch.hpp"
 #include "cpu/cpu_families.hpp"
 
 namespace ferrite::cpu {
@@ -158,7 +159,7 @@ class CpuShapeOps final : public ShapeOps {
         using A = detail::wide_t<T>;
         const T* xv = x.data_as<T>();
         const T* sv = src.data_as<T>();
-        std::vector<A> acc(static_cast<std::size_t>(x.numel()));
+        std::vector<A> acc = detail::host_scratch<A>(x.numel(), "scatter_add");
         for (std::size_t i = 0; i < acc.size(); ++i) acc[i] = detail::widen(xv[i]);
         const std::int64_t n = index_count(l);
         for (std::int64_t i = 0; i < n; ++i) {  // ascending index position: the documented order
@@ -184,7 +185,7 @@ class CpuShapeOps final : public ShapeOps {
       } else {
         using A = detail::wide_t<T>;
         const T* g = grad.data_as<T>();
-        std::vector<A> acc(static_cast<std::size_t>(num_rows * width), A(0));
+        std::vector<A> acc = detail::host_scratch<A>(num_rows * width, "embedding_backward", A(0));
         for (std::int64_t r = 0; r < index.numel(); ++r) {
           const std::int64_t w = wrapped(index_at(index, r), num_rows);
           if (w < 0) continue;

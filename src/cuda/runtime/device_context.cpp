@@ -33,6 +33,9 @@ DeviceContext& DeviceContext::get(int device) {
   // Never destroyed: buffers freed during static destruction still need their context.
   static auto& contexts = *new std::vector<std::unique_ptr<DeviceContext>>(static_cast<std::size_t>(n));
   static auto& once = *new std::vector<std::once_flag>(static_cast<std::size_t>(n));
+  // No GPU at all is Unsupported, as ferrite/cuda.hpp promises (and as the build without
+  // CUDA says); a wrong index on a machine with GPUs is InvalidArgument.
+  FERRITE_CHECK(n > 0, Unsupported, "cuda:", device, " is not available: no CUDA device was found on this machine");
   FERRITE_CHECK(device >= 0 && device < n, InvalidArgument, "cuda:", device, " is not available (", n,
                 " CUDA device(s))");
   const auto i = static_cast<std::size_t>(device);

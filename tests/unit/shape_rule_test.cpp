@@ -1,0 +1,87 @@
+// The shape rule and the checked extent arithmetic (src/core/extent.hpp): shapes with a zero
+// dim next to huge ones. Before, `zeros({0, 2^62, 4})` was accepted and every op on it
+// overflowed int64 computing strides (undefined behaviour, caught by UBSan), while
+// `zeros({4, 2^62, 0})` was refused: acceptance depended on the order of the dims.
+#include <gtest/gtest.h>
+
+#include <limits>
+
+#include "conformance/conformance.hpp"
+#include "core/extent.hpp"
+#include "ferrite/ferrite.hpp"
+
+namespace ferrite {
+namespace {
+
+using conformance::expect_error;
+
+constexpr std::int64_t kHuge = std::int64_t(1) << 62;
+constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+
+TEST(ShapeRule, TheOrderOfTheDimsDoesNotMatter) {
+  for (const Shape& s : {Shape{0, kHuge, 4}, Shape{4, kHuge, 0}, Shape{kHuge, 0, 4}, Shape{0, kMax, 2}}) {
+    EXPECT_EQ(expect_error([&] { (void)zeros(s); }, ErrorKind::InvalidArgument,
+                           "shape " + shape_str(s) + " has more elements than an int64 can count"), "")
+        << shape_str(s);
+    EXPECT_EQ(expect_error([&] { (void)shape_numel(s); }, ErrorKind::InvalidArgument, "more elements than an int64"), "");
+  }
+  // The non-zero dims fit: accepted, whatever the order, with zero elements.
+  for (const Shape& s : {Shape{0, kHuge, 1}, Shape{2, kHuge / 2, 0}, Shape{0, kMax}, Shape{kMax, 0}}) {
+    const Tensor t = zeros(s, DType::Bool);
+    EXPECT_EQ(t.numel(), 0) << shape_str(s);
+    EXPECT_EQ(t.shape(), s);
+  }
+  const Tensor e = zeros({3, 0});
+  EXPECT_EQ(expect_error([&] { (void)e.reshape({0, kHuge, 4}); }, ErrorKind::ShapeMismatch,
+                         "(more elements than an int64 can count)"), "");
+  EXPECT_EQ(expect_error([&] { (void)e.reshape({4, kHuge, 0}); }, ErrorKind::ShapeMismatch,
+                         "(more elements than an int64 can count)"), "");
+  EXPECT_EQ(e.reshape({0, kHuge}).shape(), (Shape{0, kHuge}));
+}
+
+TEST(ShapeRule, CheckedHelpers) {
+  EXPECT_EQ(detail::checked_numel({2, 0, 3}), 0);
+  EXPECT_EQ(detail::checked_numel({}), 1);
+  EXPECT_EQ(detail::checked_product({2, 3, 4}, 1, 3, "t"), 12);
+  EXPECT_EQ(detail::checked_contiguous_strides({2, 0, 3}, "t"), (std::vector<std::int64_t>{0, 3, 1}));
+  EXPECT_EQ(expect_error([] { (void)detail::checked_product({kHuge, 4}, 0, 2, "t"); }, ErrorKind::InvalidArgument,
+                         "t: the product of dims 0..1 of shape"), "");
+  EXPECT_EQ(expect_error([] { (void)detail::checked_numel({2, -1}, "op"); }, ErrorKind::InvalidArgument,
+                         "op: shape [2, -1] has a negative dim"), "");
+}
+
+// The ops of the issue, on the largest shapes the rule accepts: each either works (empty
+// result) or is an InvalidArgument naming the op, and never overflows (the UBSan build runs
+// this file: tests/unit under scripts/cpu-sanitize.sh).
+TEST(ShapeRule, OpsOnEmptyTensorsWithHugeDims) {
+  const Tensor x = zeros({0, kHuge, 1});
+  EXPECT_EQ(transpose(x, 0, 2).shape(), (Shape{1, kHuge, 0}));
+  EXPECT_EQ(permute(x, {2, 0, 1}).shape(), (Shape{1, 0, kHuge}));
+  const auto pieces = split(x, {kHuge / 2, kHuge / 2}, 1);
+  ASSERT_EQ(pieces.size(), 2u);
+  EXPECT_EQ(pieces[1].shape(), (Shape{0, kHuge / 2, 1}));
+  EXPECT_EQ(strided_copy(x, {0, kHuge, 1}, {kHuge, 1, 1}, 0).numel(), 0);
+  EXPECT_EQ(sum(x, 1).shape(), (Shape{0, 1}));
+  EXPECT_EQ(cumsum(x, 1).shape(), x.shape());
+  EXPECT_EQ(sum(x).item<float>(), 0.0f);
+  EXPECT_EQ(repeat(zeros({1}), {0, kHuge, 1}).shape(), (Shape{0, kHuge, 1}));
+  EXPECT_EQ(repeat(zeros({4, 0}), {kHuge / 4, 1}).shape(), (Shape{kHuge, 0}));
+  EXPECT_EQ(repeat(zeros({0, kHuge}), {2, 0}).shape(), (Shape{0, 0}));
+  EXPECT_EQ(matmul(zeros({0, kHuge, 1}), zeros({1, 1})).shape(), (Shape{0, kHuge, 1}));
+  EXPECT_EQ(matmul(zeros({0, std::int64_t(1) << 40}), zeros({std::int64_t(1) << 40, 0})).shape(), (Shape{0, 0}));
+
+  EXPECT_EQ(expect_error([] { (void)repeat(zeros({1}), {0, kHuge, 4}); }, ErrorKind::InvalidArgument,
+                         "shape [0, 4611686018427387904, 4] has more elements"), "");
+  EXPECT_EQ(expect_error([] { (void)cat({zeros({0, kHuge}), zeros({0, kHuge})}, 1); }, ErrorKind::InvalidArgument,
+                         "cat: the sizes of dim 1 of the 2 tensors"), "");
+  EXPECT_EQ(expect_error([] { (void)matmul(zeros({std::int64_t(1) << 40, 0}), zeros({0, std::int64_t(1) << 40})); },
+                         ErrorKind::InvalidArgument, "matmul: shape [1099511627776, 1099511627776] has more elements"),
+            "");
+  EXPECT_EQ(expect_error([] { (void)matmul(zeros({0, kHuge, 1}), zeros({1, 4})); }, ErrorKind::InvalidArgument,
+                         "matmul: shape [0, 4611686018427387904, 4] has more elements"), "");
+  // Results that are valid shapes but too large for memory are errors too, never wraps.
+  EXPECT_EQ(expect_error([&] { (void)sum(x, 0); }, ErrorKind::InvalidArgument, "needs more bytes than an int64"), "");
+}
+
+}  // namespace
+}  // namespace ferrite
