@@ -1,6 +1,8 @@
 #include "conformance/conformance.hpp"
 
+#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -17,6 +19,31 @@ bool register_entry(Entry entry) {
   if (!entry.backend_tolerance) entry.backend_tolerance = default_tolerance;
   registry().push_back(std::move(entry));
   return true;
+}
+
+std::uint64_t base_seed() {
+  static const std::uint64_t seed = [] {
+    const char* env = std::getenv("FERRITE_TEST_SEED");
+    if (env == nullptr || *env == '\0') return kDefaultSeed;
+    const std::string value = env;
+    if (value == "random") return (static_cast<std::uint64_t>(std::random_device{}()) << 32) ^ std::random_device{}();
+    std::uint64_t parsed = 0;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error != std::errc() || end != value.data() + value.size())
+      FERRITE_THROW(InvalidArgument, "FERRITE_TEST_SEED is '", value, "': expected a decimal number or 'random'");
+    return parsed;
+  }();
+  return seed;
+}
+
+std::uint64_t case_seed(std::uint64_t base, const std::string& op, DType dtype) {
+  std::uint64_t h = 0xcbf29ce484222325u;  // FNV-1a of the op's name
+  for (char c : op) h = (h ^ static_cast<unsigned char>(c)) * 0x100000001b3u;
+  // splitmix64's finaliser: nearby bases and dtypes give unrelated streams.
+  std::uint64_t z = base + h + 0x9e3779b97f4a7c15u * (static_cast<std::uint64_t>(dtype) + 1);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
 }
 
 Tolerance default_tolerance(DType dtype) {

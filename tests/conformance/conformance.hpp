@@ -1,7 +1,8 @@
 // The conformance registry: one entry per op, run on every available backend.
 //
-// An entry says which dtypes the op takes, how to make fresh random inputs (odd sizes,
-// empty, one element, broadcast shapes, extreme values), how to run the op, and a host
+// An entry says which dtypes the op takes, how to make random inputs (odd sizes, empty,
+// one element, broadcast shapes, extreme values; the same on every run unless
+// FERRITE_TEST_SEED picks other ones), how to run the op, and a host
 // reference computed independently of any backend (exact or through float64). The test
 // (conformance_test.cpp) then checks:
 //   cpu  : the CPU backend against the reference;
@@ -72,6 +73,17 @@ bool register_entry(Entry entry);
 /// design.md §7: F64 (1e-7, 1e-7), F32 (1.3e-6, 1e-5), F16 (1e-3, 1e-5), BF16 (1.6e-2, 1e-5).
 Tolerance default_tolerance(DType dtype);
 inline Tolerance exact(DType) { return {}; }
+
+// ---- seeds ----
+/// The base seed of every entry's inputs when FERRITE_TEST_SEED is unset: runs are repeatable.
+inline constexpr std::uint64_t kDefaultSeed = 0;
+/// The base seed of this run: kDefaultSeed, or FERRITE_TEST_SEED (a decimal number, or
+/// "random" for a fresh one per run, for soak runs). Read once; a malformed value is an
+/// Error(InvalidArgument).
+std::uint64_t base_seed();
+/// The seed of one entry's inputs for one dtype: the base mixed with the op's name and the
+/// dtype, so it does not depend on the order in which the entries registered.
+std::uint64_t case_seed(std::uint64_t base, const std::string& op, DType dtype);
 
 // ---- input generators ----
 /// Random values of `dtype` in [lo, hi] (integers: uniform ints; Bool: fair coin), never all zero.

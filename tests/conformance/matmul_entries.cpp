@@ -546,6 +546,62 @@ Entry f32_mode_entry(std::string op, Tolerance (*backend)(DType), std::function<
   return e;
 }
 
+// Long inner dimensions with half outputs: the result must be the exact product rounded once
+// (F32 accumulation up to the final rounding, as PyTorch's). The inputs are non-negative, so
+// nothing cancels, and the error is measured in units in the last place of the output dtype
+// at the exact value: (result - exact) / ulp(exact). Correct rounding gives at most 0.5 on
+// both backends, so CUDA and the CPU may differ by 1; a split-K that adds partial sums in
+// BF16 was 3 ulps off at K = 5000.
+std::vector<Case> long_k_cases(DType dtype, Rng& rng) {
+  std::vector<Case> cases;
+  auto add = [&](Shape sa, Shape sb, bool ta, bool tb) {
+    std::string label = shape_str(sa) + (ta ? "ᵀ" : "") + " x " + shape_str(sb) + (tb ? "ᵀ" : "") + ", in [0, 1]";
+    cases.push_back({label, {random(sa, dtype, rng, 0, 1), random(sb, dtype, rng, 0, 1)}, {ta, tb}});
+  };
+  for (int t = 0; t < 4; ++t) {
+    const bool ta = t & 1, tb = t & 2;
+    add(a_shape({}, 4, 5000, ta), b_shape({}, 5000, 3, tb), ta, tb);
+  }
+  add(a_shape({}, 2, 20000, false), b_shape({}, 20000, 5, false), false, false);
+  add(a_shape({3}, 2, 6000, false), b_shape({3}, 6000, 4, true), false, true);
+  add({65537}, {65537}, false, false);
+  return cases;
+}
+
+long double ulp_at(DType dtype, long double x) {
+  const int fraction_bits = dtype == DType::BF16 ? 7 : 10;
+  const int exponent = x == 0 ? -14 : std::max(std::ilogb(static_cast<double>(x)), dtype == DType::BF16 ? -126 : -14);
+  return std::ldexp(1.0L, exponent - fraction_bits);
+}
+
+Tensor error_in_ulps(const Tensor& out, const Product& p) {
+  std::vector<double> exact(p.values.size()), ulp(p.values.size());
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    exact[i] = static_cast<double>(p.values[i]);
+    ulp[i] = static_cast<double>(ulp_at(out.dtype(), p.values[i]));
+  }
+  const Device dev = out.device();
+  return div(sub(out.to(DType::F64), from_vector(exact, p.shape).to(dev)), from_vector(ulp, p.shape).to(dev));
+}
+
+FERRITE_CONFORMANCE([] {
+  Entry e;
+  e.op = "matmul_long_k";
+  e.dtypes = {DType::F16, DType::BF16};
+  e.cases = long_k_cases;
+  e.run_outputs = [](const Case& c) {
+    const Tensor out = matmul(c.inputs[0], c.inputs[1], options_of(c));
+    return std::vector<Tensor>{error_in_ulps(out, reference_product(c.inputs[0], c.inputs[1], spec_of(c)))};
+  };
+  e.reference_outputs = [](const Case& c) {
+    return std::vector<Tensor>{zeros(reference_product(c.inputs[0], c.inputs[1], spec_of(c)).shape, DType::F64)};
+  };
+  // Half an ulp for the rounding, plus the F32 accumulation's own error (under 0.02 ulp).
+  e.reference_tolerance = [](DType) { return Tolerance{0, 0.52}; };
+  e.backend_tolerance = [](DType) { return Tolerance{0, 1.04}; };
+  return e;
+}());
+
 // TF32 per call, and through the global switch. The CPU computes these in full F32 (TF32
 // is a permission), so only CUDA against the CPU is looser.
 FERRITE_CONFORMANCE(f32_mode_entry("matmul_tf32", tf32_tolerance, [](const Case& c) {

@@ -75,7 +75,9 @@ Tensor odd_integers(const Shape& shape, DType dtype, Rng& rng) {
 enum class Values { Signed, Positive, NearOne };
 
 Tensor make_values(Values kind, const Shape& shape, DType dtype, Rng& rng) {
-  if (kind == Values::NearOne) return is_floating(dtype) ? random(shape, dtype, rng, 0.8, 1.25) : odd_integers(shape, dtype, rng);
+  // Products over at most every element of the shape.
+  if (kind == Values::NearOne)
+    return is_floating(dtype) ? near_one(shape, dtype, rng, shape_numel(shape)) : odd_integers(shape, dtype, rng);
   return values_for(shape, dtype, rng, kind == Values::Positive);
 }
 
@@ -416,7 +418,7 @@ Tensor with_zeros(const Tensor& x, Rng& rng) {
 std::vector<Case> prod_backward_cases(DType d, Rng& rng) {
   std::vector<Case> cases;
   auto add = [&](const std::string& label, const Shape& s, std::int64_t dim, bool keep, bool zeros_in) {
-    Tensor x = random(s, d, rng, 0.8, 1.25);
+    Tensor x = near_one(s, d, rng, shape_numel(s));
     if (zeros_in) x = with_zeros(x, rng);
     cases.push_back({label, {random(reduced(s, dim, keep), d, rng), x}, {dim, keep ? 1 : 0}});
   };

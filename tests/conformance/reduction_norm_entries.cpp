@@ -28,10 +28,11 @@ std::vector<Case> norm_cases(DType d, Rng& rng, bool centred) {
       {{0, 16}, true, true, 1e-5},     {{7}, true, true, 1e-5},          {{1, 1048576}, false, false, 1e-5},
   };
   std::vector<Case> cases;
-  auto add = [&](const std::string& label, const Tensor& x, const NormCase& n) {
+  auto add = [&](const std::string& label, const Tensor& x, const NormCase& n, Tensor grad = Tensor()) {
     const std::int64_t cols = x.shape().back();
+    if (!grad.defined()) grad = random(x.shape(), d, rng);
     cases.push_back({label,
-                     {x, random({cols}, d, rng, 0.5, 2), random({cols}, d, rng), random(x.shape(), d, rng)},
+                     {x, random({cols}, d, rng, 0.5, 2), random({cols}, d, rng), grad},
                      {n.weight ? 1 : 0, n.bias && centred ? 1 : 0},
                      {n.eps}});
   };
@@ -39,6 +40,12 @@ std::vector<Case> norm_cases(DType d, Rng& rng, bool centred) {
     add(shape_str(n.shape) + (n.weight ? " weight" : "") + (n.bias && centred ? " bias" : ""), random(n.shape, d, rng), n);
   add("all equal [4, 1025]", all_equal({4, 1025}, d), {{4, 1025}, true, true, 1e-5});
   add("offset rows [6, 4096] (mean 100)", random({6, 4096}, d, rng, 96, 104), {{6, 4096}, true, true, 1e-5});
+  // Rows with +-Inf, NaN or all-equal values, in x (the forward) and in grad (the backward).
+  for (auto [rows, cols] : special_row_shapes()) {
+    const NormCase n{{rows, cols}, true, true, 1e-5};
+    add("special rows in x " + shape_str(n.shape), special_rows(rows, cols, d, rng), n);
+    add("special rows in grad " + shape_str(n.shape), random(n.shape, d, rng), n, special_rows(rows, cols, d, rng));
+  }
   return cases;
 }
 

@@ -17,13 +17,14 @@ Tensor make_values(Values kind, const Shape& s, DType d, Rng& rng, bool long_row
     return from_vector(v, s).to(d);
   }
   switch (kind) {
-    case Values::NearOne: return long_row ? random(s, d, rng, 0.98, 1.02) : random(s, d, rng, 0.8, 1.25);
+    case Values::NearOne: return near_one(s, d, rng, shape_numel(s));  // products stay in range
     case Values::Large: return random(s, d, rng, 500, 1000);
     default: return long_row ? random(s, d, rng, 0.0625, 0.25) : random(s, d, rng);
   }
 }
 
-std::vector<Case> scan_cases(DType d, Rng& rng, Values kind) {
+/// `special`: add rows with +-Inf, NaN and all-equal values (special_rows).
+std::vector<Case> scan_cases(DType d, Rng& rng, Values kind, bool special = false) {
   auto make = [&](const Shape& s) { return make_values(kind, s, d, rng, false); };
   auto make_long = [&](const Shape& s) { return make_values(kind, s, d, rng, true); };
   std::vector<Case> cases = {
@@ -46,6 +47,11 @@ std::vector<Case> scan_cases(DType d, Rng& rng, Values kind) {
   };
   if (kind == Values::Signed && is_floating(d))  // the longest rows the issue names: 2^20 columns
     cases.push_back({"[1, 1048576] dim -1", {random({1, 1048576}, d, rng, 1.0 / 256, 1.0 / 64)}, {-1}});
+  if (special && is_floating(d)) {
+    for (auto [rows, cols] : special_row_shapes())
+      cases.push_back({"special rows " + shape_str({rows, cols}) + " dim -1", {special_rows(rows, cols, d, rng)}, {-1}});
+    cases.push_back({"special rows [7, 18] dim 0", {special_rows(18, 7, d, rng, true)}, {0}});
+  }
   return cases;
 }
 
@@ -92,7 +98,7 @@ std::vector<long double> ref_logcumsumexp(DType, const std::vector<long double>&
       s = (m == -kInf ? 0 : s * std::exp(m - v)) + 1;
       m = v;
     } else if (v != -kInf) {
-      s += std::exp(v - m);
+      s += v == m ? 1 : std::exp(v - m);  // v == m == +Inf: exp(Inf - Inf) would be NaN, the sum is +Inf
     }
     out[j] = nan ? std::numeric_limits<long double>::quiet_NaN() : (m == -kInf ? -kInf : m + std::log(s));
   }
@@ -119,7 +125,7 @@ Entry scan_entry(const std::string& name, Tensor (*fn)(const Tensor&, std::int64
   Entry e;
   e.op = name;
   e.dtypes = std::move(dtypes);
-  e.cases = [kind](DType d, Rng& rng) { return scan_cases(d, rng, kind); };
+  e.cases = [kind, name](DType d, Rng& rng) { return scan_cases(d, rng, kind, name == "logcumsumexp"); };
   e.run_outputs = [fn](const Case& c) { return std::vector<Tensor>{fn(c.inputs[0], c.ints[0])}; };
   e.reference_outputs = [name, ref](const Case& c) {
     const Tensor& x = c.inputs[0];

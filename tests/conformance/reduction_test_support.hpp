@@ -2,6 +2,7 @@
 // case shapes, input makers, tolerances, and host helpers for the independent references.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <string>
@@ -71,8 +72,58 @@ inline Tensor with_negative_infinity(const Tensor& x, Rng& rng, int every = 5) {
   return from_vector(v, x.shape()).to(x.dtype());
 }
 
+/// Factors near 1 whose products stay far inside every float dtype's range: x = exp(u), u
+/// uniform in [-a, a] with a = min(log 1.25, 2.5 / sqrt(n)) for products of up to n factors.
+/// The log of any product of k <= n of them then has mean 0 and standard deviation at most
+/// 1.5, so neither a product nor a partial product in any order comes near F16's 65504 or
+/// float's 3.4e38: uniform [0.8, 1.25] has a positive mean log, and the product of 4096 of
+/// them was around 1e29 to 1e38, where a float partial product overflowed on the GPU and the
+/// CPU's double one did not (prod_backward BF16 got -inf, expected -2.35e38).
+inline Tensor near_one(const Shape& shape, DType dtype, Rng& rng, std::int64_t n) {
+  const double a = std::min(std::log(1.25), 2.5 / std::sqrt(static_cast<double>(std::max<std::int64_t>(n, 1))));
+  std::vector<double> v = random(shape, DType::F64, rng, -a, a).to_vector<double>();
+  for (double& x : v) x = std::exp(x);
+  return from_vector(v, shape).to(dtype);
+}
+
 /// Every element equal (ties everywhere).
 inline Tensor all_equal(const Shape& shape, DType dtype) { return full(shape, 3, dtype); }
+
+/// `rows` rows of `cols` random values (cols >= 2), cycling over the non-finite cases of the
+/// row-wise ops: one +Inf, one -Inf, one NaN, +Inf and -Inf, two +Inf, all -Inf, all +Inf,
+/// all equal, all finite. Shape [rows, cols], or [cols, rows] when `along_dim0` (the rows then
+/// run down dim 0, for the column kernels).
+inline Tensor special_rows(std::int64_t rows, std::int64_t cols, DType dtype, Rng& rng, bool along_dim0 = false) {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> v = random({rows, cols}, DType::F64, rng).to_vector<double>();
+  for (std::int64_t r = 0; r < rows; ++r) {
+    double* row = v.data() + r * cols;
+    const std::int64_t a = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(cols));
+    const std::int64_t b = (a + 1 + static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(cols - 1))) % cols;
+    switch (r % 9) {
+      case 0: row[a] = inf; break;
+      case 1: row[a] = -inf; break;
+      case 2: row[a] = nan; break;
+      case 3: row[a] = inf, row[b] = -inf; break;
+      case 4: row[a] = inf, row[b] = inf; break;
+      case 5: std::fill(row, row + cols, -inf); break;
+      case 6: std::fill(row, row + cols, inf); break;
+      case 7: std::fill(row, row + cols, row[a]); break;
+      default: break;
+    }
+  }
+  if (!along_dim0) return from_vector(v, {rows, cols}).to(dtype);
+  std::vector<double> t(v.size());
+  for (std::int64_t r = 0; r < rows; ++r)
+    for (std::int64_t c = 0; c < cols; ++c) t[c * rows + r] = v[r * cols + c];
+  return from_vector(t, {cols, rows}).to(dtype);
+}
+
+/// special_rows in the shapes that reach each GPU path of the row-wise kernels: a row shorter
+/// than a vector, rows in registers (scalar and 16-byte vector layouts), long rows.
+inline std::vector<std::pair<std::int64_t, std::int64_t>> special_row_shapes() {
+  return {{18, 7}, {18, 1024}, {9, 4096}, {9, 9000}};
+}
 
 /// Tolerance of a GPU result accumulated in float (F64: double) against the CPU backend,
 /// which accumulates in double: a few units of the accumulator's rounding over the row.

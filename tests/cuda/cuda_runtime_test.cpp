@@ -3,6 +3,7 @@
 // Exits 77 (ctest: skipped) with the reason when there is no GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <iostream>
 #include <random>
@@ -51,6 +52,24 @@ TEST(CudaTransfers, LargeAndRaggedRoundTripsAreBitExact) {
     for (auto& b : host) b = static_cast<std::uint8_t>(rng());
     const Tensor t = Tensor::from_bytes(host.data(), host.size(), DType::Bool, {n}, Device::cuda(0));
     EXPECT_EQ(t.to_bytes(), host) << n << " bytes";
+  }
+}
+
+// The host side of a staged transfer copies with streaming stores on a 16-byte-aligned middle:
+// host pointers at every offset within 16 bytes, sizes with ragged heads and tails.
+TEST(CudaTransfers, MisalignedHostPointersRoundTrip) {
+  std::mt19937 rng(5);
+  const std::size_t n = (std::size_t(9) << 20) + 76;  // I32 elements: a multiple of 4 bytes
+  std::vector<std::uint8_t> source(n + 16), back(n + 16);
+  for (auto& b : source) b = static_cast<std::uint8_t>(rng());
+  for (std::size_t offset : {std::size_t(0), std::size_t(1), std::size_t(7), std::size_t(15)}) {
+    const Tensor t = Tensor::from_bytes(source.data() + offset, n, DType::I32, {std::int64_t(n / 4)}, Device::cuda(0));
+    std::fill(back.begin(), back.end(), std::uint8_t(0xAB));
+    backend(t.device()).copy_to_host(t.buffer(), back.data() + (15 - offset), n);
+    EXPECT_TRUE(std::equal(back.begin() + (15 - offset), back.begin() + (15 - offset) + n, source.begin() + offset))
+        << "offset " << offset;
+    EXPECT_EQ(back[(15 - offset) + n], 0xAB) << "wrote past the end, offset " << offset;
+    if (15 - offset > 0) EXPECT_EQ(back[14 - offset], 0xAB) << "wrote before the start, offset " << offset;
   }
 }
 

@@ -24,6 +24,9 @@ void visit_float(const Buffer& x, const char* op, F&& f) {
 // the length, where a plain running sum of n terms drifts by about sqrt(n) ulps of the total.
 // The norms need it for F64: a row of 4096 values near 100 summed plainly has a mean off by
 // about 1e-12, which (x - mean) then carries into every xhat.
+// Once a term is +-Inf or NaN the compensation is meaningless (its Inf - Inf is NaN), so a
+// non-finite plain sum is the value: +Inf, -Inf or NaN exactly as IEEE addition of the terms
+// gives in any order (docs/families/reduction.md, "Non-finite values").
 class CompensatedSum {
  public:
   void add(double v) {
@@ -31,7 +34,7 @@ class CompensatedSum {
     compensation_ += std::abs(sum_) >= std::abs(v) ? (sum_ - t) + v : (v - t) + sum_;
     sum_ = t;
   }
-  double value() const { return sum_ + compensation_; }
+  double value() const { return std::isfinite(sum_) ? sum_ + compensation_ : sum_; }
 
  private:
   double sum_ = 0, compensation_ = 0;

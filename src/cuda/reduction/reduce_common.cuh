@@ -70,12 +70,30 @@ __device__ __forceinline__ A shfl_from(A v, int lane) {
   return v;
 }
 
-/// Combines `a` over a group of `group` consecutive threads (a power of two, >= 32, dividing
+template <class A>
+__device__ __forceinline__ A shfl_xor(A v, int mask) {
+  static_assert(sizeof(A) % 4 == 0, "shuffled values are whole words");
+  constexpr int kWords = sizeof(A) / 4;
+  int words[kWords];
+  memcpy(words, &v, sizeof(A));
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) words[w] = __shfl_xor_sync(0xffffffffu, words[w], mask);
+  memcpy(&v, words, sizeof(A));
+  return v;
+}
+
+/// Combines `a` over a group of `group` consecutive threads (a power of two dividing
 /// blockDim.x) and returns the result to every thread of the group. `smem` holds one value per
 /// warp of the block. Every thread of the block must call it (it synchronises the block when
-/// group > 32).
+/// group > 32). Groups smaller than a warp combine by a butterfly (each lane with the lane
+/// `offset` away, offsets group/2 ... 1): every lane then holds the same bits provided
+/// merge(x, y) and merge(y, x) are the same bits, as for addition and fmax.
 template <class A, class Merge>
 __device__ __forceinline__ A group_reduce(A a, int group, A* smem, Merge merge) {
+  if (group < 32) {
+    for (int offset = group / 2; offset > 0; offset >>= 1) a = merge(a, shfl_xor(a, offset));
+    return a;
+  }
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) a = merge(a, shfl_down(a, offset));
   a = shfl_from(a, 0);

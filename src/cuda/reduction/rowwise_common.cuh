@@ -8,6 +8,9 @@
 // Longer rows take a looping path (one block per row, several passes over memory).
 #pragma once
 
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
 #include <type_traits>
 
 #include "cuda/reduction/reduce_common.cuh"
@@ -100,6 +103,35 @@ __device__ __forceinline__ void load_items(const T* row, std::int64_t cols, int 
   }
 }
 
+/// One 16-byte vector of T from v[0 .. kSize): detail::narrow's rounding (nearest even).
+/// F16 and BF16 take the paired conversion (cvt.rn.f16x2.f32 / cvt.rn.bf16x2.f32: one
+/// instruction for two elements) and keep the hardware's NaN, where detail::narrow spends a
+/// compare and a select per element on giving the CPU's signed quiet NaN: the row-wise ops'
+/// NaNs come from arithmetic (Inf - Inf, 0 * Inf), whose sign bit already differs between
+/// the CPU and the GPU, and the BF16 row-wise kernels are bound by instruction issue.
+template <class T, class A>
+__device__ __forceinline__ Vec16<T> narrow_vector(const A* v) {
+  constexpr int kV = Vec16<T>::kSize;
+  Vec16<T> pack;
+  if constexpr (std::is_same_v<T, BFloat16> && std::is_same_v<A, float>) {
+#pragma unroll
+    for (int k = 0; k < kV; k += 2) {
+      const __nv_bfloat162 pair = __floats2bfloat162_rn(v[k], v[k + 1]);
+      memcpy(&pack.v[k], &pair, sizeof(pair));
+    }
+  } else if constexpr (std::is_same_v<T, Half> && std::is_same_v<A, float>) {
+#pragma unroll
+    for (int k = 0; k < kV; k += 2) {
+      const __half2 pair = __floats2half2_rn(v[k], v[k + 1]);
+      memcpy(&pack.v[k], &pair, sizeof(pair));
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kV; ++k) pack.v[k] = detail::narrow<T>(v[k]);
+  }
+  return pack;
+}
+
 template <class T, int G, int N, class A>
 __device__ __forceinline__ void store_items(T* row, std::int64_t cols, int t, bool vec, const A (&v)[N]) {
   constexpr int kV = Vec16<T>::kSize;
@@ -107,12 +139,7 @@ __device__ __forceinline__ void store_items(T* row, std::int64_t cols, int t, bo
 #pragma unroll
     for (int q = 0; q < N / kV; ++q) {
       const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
-      if (first < cols) {
-        Vec16<T> pack;
-#pragma unroll
-        for (int k = 0; k < kV; ++k) pack.v[k] = detail::narrow<T>(v[q * kV + k]);
-        *reinterpret_cast<Vec16<T>*>(row + first) = pack;
-      }
+      if (first < cols) *reinterpret_cast<Vec16<T>*>(row + first) = narrow_vector<T>(&v[q * kV]);
     }
   } else {
 #pragma unroll

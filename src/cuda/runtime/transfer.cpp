@@ -2,10 +2,19 @@
 // transfer is cut into chunks that go through a few pinned buffers: while one chunk is on
 // the bus, the CPU (all cores, since one core's memcpy is slower than the bus) fills or
 // drains the next. No transfer needs a pinned block of its own size.
+//
+// The host copies write with non-temporal (streaming) stores: a plain store first reads the
+// destination line into the cache (a third memory stream beside the copy's read and write),
+// and the DMA engine is using the same host memory at the same time. Staged downloads ran at
+// 60-68% of a pinned cudaMemcpy on some machines with plain memcpy.
 #include "cuda/runtime/transfer.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 #include "cuda/runtime/cuda_check.hpp"
 
@@ -14,13 +23,41 @@ namespace {
 
 constexpr std::size_t kParallelPiece = std::size_t(1) << 20;
 
+// memcpy with streaming stores for the 16-byte-aligned middle of the destination.
+void streaming_copy(char* dst, const char* src, std::size_t bytes) {
+#if defined(__SSE2__)
+  const std::size_t head = std::min(bytes, (16 - reinterpret_cast<std::uintptr_t>(dst) % 16) % 16);
+  std::memcpy(dst, src, head);
+  std::size_t i = head;
+  for (; i + 64 <= bytes; i += 64) {
+    const __m128i a = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i));
+    const __m128i b = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 16));
+    const __m128i c = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 32));
+    const __m128i d = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src + i + 48));
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i), a);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 16), b);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 32), c);
+    _mm_stream_si128(reinterpret_cast<__m128i*>(dst + i + 48), d);
+  }
+  std::memcpy(dst + i, src + i, bytes - i);
+  _mm_sfence();  // streaming stores are weakly ordered: visible before the DMA or the caller reads
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
 void parallel_memcpy(void* dst, const void* src, std::size_t bytes) {
+  // Small copies stay cached for the reader that probably follows; they are latency-bound.
+  if (bytes < 4 * kParallelPiece) {
+    std::memcpy(dst, src, bytes);
+    return;
+  }
   const auto pieces = static_cast<std::int64_t>((bytes + kParallelPiece - 1) / kParallelPiece);
-#pragma omp parallel for schedule(static) if (pieces >= 4)
+#pragma omp parallel for schedule(static)
   for (std::int64_t p = 0; p < pieces; ++p) {
     const std::size_t offset = static_cast<std::size_t>(p) * kParallelPiece;
-    std::memcpy(static_cast<char*>(dst) + offset, static_cast<const char*>(src) + offset,
-                std::min(kParallelPiece, bytes - offset));
+    streaming_copy(static_cast<char*>(dst) + offset, static_cast<const char*>(src) + offset,
+                   std::min(kParallelPiece, bytes - offset));
   }
 }
 
