@@ -6,7 +6,6 @@
 // the same way). Every input is at least 16x the H200's 60 MB L2, so no case measures the
 // cache. Bytes count each input read once and each output written once (perf.md).
 // Transfers are timed on the host clock around calls that return when the data has arrived.
-#include <CLI/CLI.hpp>
 #include <fnmatch.h>
 
 #include <algorithm>
@@ -178,33 +177,11 @@ void write_json(std::ofstream& out, const std::string& path, Device device, cons
 
 }  // namespace
 
-void add_bench_options(CLI::App& command, BenchOptions& options) {
-  command
-      .add_option_function<std::string>(
-          "--device",
-          [&options](const std::string& text) {
-            options.device = parse_device(text);
-            if (!options.device)
-              throw CLI::ValidationError("--device", "'" + text + "' is not a device: use cpu, cuda or cuda:N");
-          },
-          "cpu, cuda or cuda:N (default: cuda:0 when there is a GPU, else cpu)")
-      ->type_name("DEVICE");
-  command.add_option("--json", options.json_path, "Also write the results to this file (JSON)")->type_name("FILE");
-  command
-      .add_option("--filter", options.filter,
-                  "Only the cases whose names match one of these comma-separated patterns: an exact name, or a "
-                  "glob with * ? [...] (softmax*, *_bf16); a pattern that matches no case is an error")
-      ->delimiter(',')
-      ->type_name("NAMES");
-  command.add_flag("--quick", options.quick, "Small sizes and 5 samples: a sanity run, not a measurement");
-  command.add_flag("--list", options.list, "Print the names and shapes of the cases (after --filter) without timing them");
-}
-
 int run_bench(const BenchOptions& opt) {
   const Device device = opt.device.value_or(cuda_device_count() > 0 ? Device::cuda(0) : Device::cpu());
   (void)backend(device);  // fail early on an unavailable device
   std::ofstream json;
-  if (!opt.json_path.empty() && !opt.list) json = open_json(opt.json_path);
+  if (!opt.json_path.empty()) json = open_json(opt.json_path);
   CaseFilter filter(opt.filter);
   std::vector<std::shared_ptr<void>> keep;
   const bench::BenchContext context{device, opt.quick || !device.is_cuda(), &keep};

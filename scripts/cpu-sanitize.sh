@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The CPU backend and the front end under AddressSanitizer and UndefinedBehaviorSanitizer:
 # builds FERRITE_CUDA=OFF with -fsanitize=address,undefined and runs the unit tests and the
-# CPU conformance suite. Any sanitizer report fails the run. (The GPU side has
+# CPU conformance suite (which prints a progress line after each tenth of its tests). Any
+# sanitizer report fails the run. (The GPU side has
 # compute-sanitizer in scripts/gpu-check.sh.) Takes about 15 minutes on 2 cores.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -9,7 +10,7 @@ BUILD=${BUILD_DIR:-build-sanitize}
 flags="-fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined"
 cmake -S . -B "$BUILD" -G Ninja -DFERRITE_CUDA=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" >/dev/null
+  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
 cmake --build "$BUILD" -j"$(nproc)" --target ferrite_unit_tests ferrite_conformance
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1
 "$BUILD/tests/ferrite_unit_tests" --gtest_brief=1

@@ -1,5 +1,5 @@
 // The ferrite program's commands and their options, shared by tools/ferrite_main.cpp (which
-// builds the command line) and the files that run each command.
+// parses the command line into them) and the files that run each command.
 #pragma once
 
 #include <optional>
@@ -8,10 +8,6 @@
 #include <vector>
 
 #include "ferrite/device.hpp"
-
-namespace CLI {
-class App;
-}
 
 namespace ferrite::tools {
 
@@ -29,8 +25,6 @@ struct BenchOptions {
   bool quick = false;
   bool list = false;
 };
-/// Adds `ferrite bench`'s options to its subcommand.
-void add_bench_options(CLI::App& command, BenchOptions& options);
 int run_bench(const BenchOptions& options);
 
 }  // namespace ferrite::tools

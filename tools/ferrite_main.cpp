@@ -2,6 +2,7 @@
 //   ferrite info                 devices, library versions, registered backends
 //   ferrite bench [options]      the benchmark cases (bench/bench_main.cpp; `ferrite bench --help`)
 // Exit status: 0 success (and -h/--help), 1 the command failed, 2 a usage error.
+// Every option is declared here: CLI11 is a large header, so one translation unit includes it.
 #include <CLI/CLI.hpp>
 
 #include <exception>
@@ -14,6 +15,32 @@ namespace {
 
 constexpr int kUsageError = 2;
 
+using ferrite::tools::BenchOptions;
+
+void add_bench_options(CLI::App& command, BenchOptions& options) {
+  command
+      .add_option_function<std::string>(
+          "--device",
+          [&options](const std::string& text) {
+            options.device = ferrite::tools::parse_device(text);
+            if (!options.device)
+              throw CLI::ValidationError("--device", "'" + text + "' is not a device: use cpu, cuda or cuda:N");
+          },
+          "cpu, cuda or cuda:N (default: cuda:0 when there is a GPU, else cpu)")
+      ->type_name("DEVICE");
+  CLI::Option* json =
+      command.add_option("--json", options.json_path, "Also write the results to this file (JSON)")->type_name("FILE");
+  command
+      .add_option("--filter", options.filter,
+                  "Only the cases whose names match one of these comma-separated patterns: an exact name, or a "
+                  "glob with * ? [...] (softmax*, *_bf16); a pattern that matches no case is an error")
+      ->delimiter(',')
+      ->type_name("NAMES");
+  command.add_flag("--quick", options.quick, "Small sizes and 5 samples: a sanity run, not a measurement");
+  command.add_flag("--list", options.list, "Print the names and shapes of the cases (after --filter) without timing them")
+      ->excludes(json);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -21,8 +48,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   CLI::App* info = app.add_subcommand("info", "Devices, compute capability, memory; CUDA, cuBLAS, cuDNN, NCCL versions");
   CLI::App* bench = app.add_subcommand("bench", "Time the benchmark cases of docs/performance.md on one device");
-  ferrite::tools::BenchOptions bench_options;
-  ferrite::tools::add_bench_options(*bench, bench_options);
+  BenchOptions bench_options;
+  add_bench_options(*bench, bench_options);
 
   try {
     app.parse(argc, argv);

@@ -44,6 +44,7 @@ foreach(device cuda:abc cuda:99999999999 cuda:-1 cuda: gpu cpu:1 cuda0 " cuda:0"
   expect(2 "'${device}' is not a device" ARGS bench --device ${device})
 endforeach()
 expect(2 "--device" ARGS bench --device)
+expect(2 "(--list excludes --json|--json excludes --list)" ARGS bench --device cpu --list --json ${WORK_DIR}/list.json)
 
 # Well-formed but unusable: exit 1 naming the problem.
 expect(1 "cuda:2147483647" ARGS bench --device cuda:2147483647)
