@@ -47,39 +47,30 @@ __host__ __device__ constexpr T highest_value() {
   else return std::numeric_limits<T>::max();
 }
 
-/// Any trivially copyable value of a multiple of 4 bytes, moved between lanes word by word.
-template <class A>
-__device__ __forceinline__ A shfl_down(A v, int offset) {
+/// Any trivially copyable value of a multiple of 4 bytes, moved between lanes word by word:
+/// `shuffle` is one of the __shfl_*_sync intrinsics applied to each 32-bit word.
+template <class A, class Shuffle>
+__device__ __forceinline__ A shuffle_words(A v, Shuffle shuffle) {
   static_assert(sizeof(A) % 4 == 0, "shuffled values are whole words");
   constexpr int kWords = sizeof(A) / 4;
   int words[kWords];
   memcpy(words, &v, sizeof(A));
 #pragma unroll
-  for (int w = 0; w < kWords; ++w) words[w] = __shfl_down_sync(0xffffffffu, words[w], offset);
+  for (int w = 0; w < kWords; ++w) words[w] = shuffle(words[w]);
   memcpy(&v, words, sizeof(A));
   return v;
+}
+template <class A>
+__device__ __forceinline__ A shfl_down(A v, int offset) {
+  return shuffle_words(v, [offset](int w) { return __shfl_down_sync(0xffffffffu, w, offset); });
 }
 template <class A>
 __device__ __forceinline__ A shfl_from(A v, int lane) {
-  constexpr int kWords = sizeof(A) / 4;
-  int words[kWords];
-  memcpy(words, &v, sizeof(A));
-#pragma unroll
-  for (int w = 0; w < kWords; ++w) words[w] = __shfl_sync(0xffffffffu, words[w], lane);
-  memcpy(&v, words, sizeof(A));
-  return v;
+  return shuffle_words(v, [lane](int w) { return __shfl_sync(0xffffffffu, w, lane); });
 }
-
 template <class A>
 __device__ __forceinline__ A shfl_xor(A v, int mask) {
-  static_assert(sizeof(A) % 4 == 0, "shuffled values are whole words");
-  constexpr int kWords = sizeof(A) / 4;
-  int words[kWords];
-  memcpy(words, &v, sizeof(A));
-#pragma unroll
-  for (int w = 0; w < kWords; ++w) words[w] = __shfl_xor_sync(0xffffffffu, words[w], mask);
-  memcpy(&v, words, sizeof(A));
-  return v;
+  return shuffle_words(v, [mask](int w) { return __shfl_xor_sync(0xffffffffu, w, mask); });
 }
 
 /// Combines `a` over a group of `group` consecutive threads (a power of two dividing
