@@ -10,6 +10,8 @@
 #include "ferrite/error.hpp"
 #include "ferrite/half.hpp"
 #include "ferrite/matmul.hpp"
+#include "ferrite/operators.hpp"
+#include "ferrite/print.hpp"
 #include "ferrite/reduction.hpp"
 #include "ferrite/shape.hpp"
 #include "ferrite/tensor.hpp"
