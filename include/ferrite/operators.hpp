@@ -10,7 +10,9 @@
 // I32/I64 tensor (`i32 + 1.5`, also in comparisons, where rounding would change the answer)
 // and a non-Bool scalar with a Bool tensor (`mask + 1`). An integer scalar outside the
 // tensor's integer dtype is the InvalidArgument of full() ("cannot be converted to type I32
-// without overflow").
+// without overflow"). `/` takes floating tensors only: PyTorch's `/` divides integers exactly
+// into a floating result, which ferrite's div (truncating) is not, so an I32/I64/Bool operand
+// of `/` is a DTypeMismatch that names div (truncation) and floor_divide (floor) instead.
 //
 // Compound assignment (`x += y`, `-=`, `*=`, `/=`) rebinds x to a new tensor holding the
 // result; it never writes into x's storage, so another Tensor sharing that storage (a copy
@@ -24,7 +26,7 @@
 
 namespace ferrite {
 
-// ---- arithmetic (every real numeric dtype; % is remainder: I32, I64) ----
+// ---- arithmetic (every real numeric dtype; / floating only; % is remainder: I32, I64) ----
 Tensor operator+(const Tensor& a, const Tensor& b);
 Tensor operator+(const Tensor& a, Scalar b);
 Tensor operator+(Scalar a, const Tensor& b);

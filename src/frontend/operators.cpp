@@ -31,6 +31,17 @@ Tensor with_scalar(const char* op, BinaryFn fn, Scalar a, const Tensor& b) {
   return fn(scalar_tensor_like(op, a, b), b);
 }
 
+/// PyTorch's `/` is true division: integer operands give a floating result. ferrite's div of
+/// integers truncates (and nothing promotes), so `/` on integers would silently differ from
+/// LibTorch; it is refused and the three meanings are named instead.
+Tensor true_divide(const Tensor& a, const Tensor& b) {
+  for (const Tensor* t : {&a, &b})
+    FERRITE_CHECK(!t->defined() || !(is_integral(t->dtype()) || t->dtype() == DType::Bool), DTypeMismatch,
+                  "operator/: ", t->description(), " is not floating; PyTorch's / would divide exactly into a floating "
+                  "result. Use x.to(DType::F32) / y for that, div(x, y) to truncate or floor_divide(x, y) to floor");
+  return div(a, b);
+}
+
 /// `a = fn(a, b)`, keeping PyTorch's rule that an in-place result has a's shape and dtype.
 Tensor& assign(const char* op, Tensor& a, const Tensor& result) {
   FERRITE_CHECK(result.shape() == a.shape(), ShapeMismatch, op, ": the result's shape ", shape_str(result.shape()),
@@ -65,7 +76,7 @@ Tensor scalar_tensor_like(const char* op, Scalar value, const Tensor& like) {
 FERRITE_BINARY_OPERATOR(+, add)
 FERRITE_BINARY_OPERATOR(-, sub)
 FERRITE_BINARY_OPERATOR(*, mul)
-FERRITE_BINARY_OPERATOR(/, div)
+FERRITE_BINARY_OPERATOR(/, true_divide)
 FERRITE_BINARY_OPERATOR(%, remainder)
 FERRITE_BINARY_OPERATOR(==, eq)
 FERRITE_BINARY_OPERATOR(!=, ne)
@@ -90,7 +101,7 @@ Tensor operator~(const Tensor& x) { return bitwise_not(x); }
 FERRITE_COMPOUND_OPERATOR(+, add)
 FERRITE_COMPOUND_OPERATOR(-, sub)
 FERRITE_COMPOUND_OPERATOR(*, mul)
-FERRITE_COMPOUND_OPERATOR(/, div)
+FERRITE_COMPOUND_OPERATOR(/, true_divide)
 #undef FERRITE_COMPOUND_OPERATOR
 
 }  // namespace ferrite

@@ -66,6 +66,13 @@ TEST(Operators, RefusesWhatPyTorchWouldPromote) {
   EXPECT_EQ(expect_error([&] { (void)(i * (std::int64_t(1) << 40)); }, ErrorKind::InvalidArgument,
                          "operator*: value 1099511627776 cannot be converted to type I32 without overflow"),
             "");
+  // PyTorch's / divides integers exactly into floats; ferrite's div truncates, so / refuses.
+  EXPECT_EQ(expect_error([&] { (void)(i / 2); }, ErrorKind::DTypeMismatch,
+                         "operator/: [2] I32 cpu is not floating; PyTorch's / would divide exactly"),
+            "");
+  EXPECT_EQ(expect_error([&] { (void)(i / i); }, ErrorKind::DTypeMismatch, "floor_divide(x, y) to floor"), "");
+  Tensor j = i;
+  EXPECT_EQ(expect_error([&] { j /= 2; }, ErrorKind::DTypeMismatch, "operator/: [2] I32 cpu is not floating"), "");
   EXPECT_EQ(expect_error([&] { (void)(Tensor() + 1); }, ErrorKind::InvalidArgument, "operator+"), "");
   EXPECT_EQ(expect_error([&] { (void)(Tensor() + i); }, ErrorKind::InvalidArgument, "add"), "");
 }
