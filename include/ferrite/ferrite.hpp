@@ -8,6 +8,7 @@
 #include "ferrite/dtype.hpp"
 #include "ferrite/elementwise.hpp"
 #include "ferrite/error.hpp"
+#include "ferrite/factories.hpp"
 #include "ferrite/half.hpp"
 #include "ferrite/matmul.hpp"
 #include "ferrite/operators.hpp"

@@ -40,6 +40,22 @@ TEST(CudaFrontend, OperatorsWithScalarsRunOnTheDevice) {
   EXPECT_EQ((1 - hg).to(DType::F32).to_vector<float>(), (std::vector<float>{1, 1}));
 }
 
+TEST(CudaFrontend, FactoriesMatchTheCpu) {
+  for (DType d : {DType::F32, DType::F64, DType::F16, DType::BF16, DType::I32, DType::I64, DType::Bool}) {
+    EXPECT_EQ(eye(5, 7, d, kGpu).to_bytes(), eye(5, 7, d).to_bytes()) << dtype_name(d);
+    EXPECT_EQ(ones({3, 2}, d, kGpu).to_bytes(), ones({3, 2}, d).to_bytes()) << dtype_name(d);
+    const Tensor like = zeros({4, 1}, d, kGpu);
+    EXPECT_EQ(zeros_like(like).device(), kGpu);
+    EXPECT_EQ(ones_like(like).to_bytes(), ones({4, 1}, d).to_bytes()) << dtype_name(d);
+    if (d == DType::Bool) continue;
+    EXPECT_EQ(linspace(-3, 7.5, 1001, d, kGpu).to_bytes(), linspace(-3, 7.5, 1001, d).to_bytes()) << dtype_name(d);
+    EXPECT_EQ(logspace(0, 3, 7, 2, d, kGpu).to_bytes(), logspace(0, 3, 7, 2, d).to_bytes()) << dtype_name(d);
+  }
+  const Tensor t = tensor({{1.f, 2.f}, {3.f, 4.f}}, kGpu);
+  EXPECT_EQ(t.device(), kGpu);
+  EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
+}
+
 }  // namespace
 }  // namespace ferrite
 
