@@ -56,6 +56,16 @@ TEST(CudaFrontend, FactoriesMatchTheCpu) {
   EXPECT_EQ(t.to_vector<float>(), (std::vector<float>{1, 2, 3, 4}));
 }
 
+TEST(CudaFrontend, ItemAndToVectorConvert) {
+  const Tensor x = from_vector<float>({2.75f, -1e20f, 0.f}, {3}, kGpu);
+  EXPECT_EQ(x.to_vector<std::int32_t>(), x.to(Device::cpu()).to_vector<std::int32_t>());
+  EXPECT_EQ(x.to_vector<double>(), (std::vector<double>{2.75, -1e20f, 0}));
+  EXPECT_EQ(full({}, 7, DType::I64, kGpu).item<double>(), 7.0);
+  EXPECT_EQ(conformance::expect_error([] { (void)zeros({1}, DType::C64, kGpu).item<float>(); },
+                                      ErrorKind::DTypeMismatch, "to_vector: asked for F32"),
+            "");
+}
+
 }  // namespace
 }  // namespace ferrite
 
