@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/host_scratch.hpp"
 #include "core/scalar_convert.hpp"
 #include "ferrite/elementwise.hpp"
 #include "frontend/checks.hpp"
@@ -36,9 +37,8 @@ double round_to(DType dtype, double x) {
 /// torch's CPU linspace kernel, element by element, in the arithmetic of its step type:
 /// the dtype itself for floating dtypes (every operation rounded to it), double for integer
 /// dtypes (whose start and end are first truncated, as Scalar::to<int64_t>).
-std::vector<double> linspace_values(double start, double end, std::int64_t steps, DType dtype) {
-  std::vector<double> out;
-  if (steps == 0) return out;
+std::vector<double> linspace_values(const char* op, double start, double end, std::int64_t steps, DType dtype) {
+  if (steps == 0) return {};
   if (is_integral(dtype)) {
     start = static_cast<double>(Scalar(start).to_int64());
     end = static_cast<double>(Scalar(end).to_int64());
@@ -52,7 +52,7 @@ std::vector<double> linspace_values(double start, double end, std::int64_t steps
   // c10::Half / int64_t converts the divisor to Half first.
   const double step = r(r(end - start) / r(static_cast<double>(steps - 1)));
   const std::int64_t halfway = steps / 2;
-  out.resize(static_cast<std::size_t>(steps));
+  std::vector<double> out = detail::host_scratch<double>(steps, op);
   for (std::int64_t i = 0; i < steps; ++i) {
     out[static_cast<std::size_t>(i)] = i < halfway ? r(start + r(step * r(static_cast<double>(i))))
                                                    : r(end - r(step * r(static_cast<double>(steps - i - 1))));
@@ -66,7 +66,7 @@ std::vector<double> linspace_values(double start, double end, std::int64_t steps
 Tensor host_values(const char* op, const std::vector<double>& values, DType dtype, Device device) {
   const Shape shape{static_cast<std::int64_t>(values.size())};
   if (is_integral(dtype)) {
-    std::vector<std::int64_t> ints(values.size());
+    std::vector<std::int64_t> ints = detail::host_scratch<std::int64_t>(static_cast<std::int64_t>(values.size()), op);
     for (std::size_t i = 0; i < values.size(); ++i) {
       detail::check_fill_value(op, Scalar(values[i]), dtype);  // truncation must fit: no UB cast
       ints[i] = static_cast<std::int64_t>(values[i]);
@@ -107,7 +107,7 @@ Tensor linspace(double start, double end, std::int64_t steps, DType dtype, Devic
   check_steps("linspace", steps, dtype);
   FERRITE_CHECK(std::isfinite(start) && std::isfinite(end), InvalidArgument, "linspace: start ", start, " and end ",
                 end, " must be finite");
-  return host_values("linspace", linspace_values(start, end, steps, dtype), dtype, device);
+  return host_values("linspace", linspace_values("linspace", start, end, steps, dtype), dtype, device);
 }
 
 Tensor logspace(double start, double end, std::int64_t steps, double base, DType dtype, Device device) {
@@ -115,7 +115,7 @@ Tensor logspace(double start, double end, std::int64_t steps, double base, DType
   FERRITE_CHECK(std::isfinite(start) && std::isfinite(end), InvalidArgument, "logspace: start ", start, " and end ",
                 end, " must be finite");
   // The exponents in the dtype's arithmetic (linspace's formula), each power in double.
-  std::vector<double> values = linspace_values(start, end, steps, dtype);
+  std::vector<double> values = linspace_values("logspace", start, end, steps, dtype);
   for (double& v : values) v = round_to(dtype, std::pow(base, v));
   if (steps == 1) values = {round_to(dtype, std::pow(base, start))};  // torch: pow(base, start), start unrounded
   return host_values("logspace", values, dtype, device);

@@ -18,51 +18,49 @@ constexpr std::int64_t kThreshold = 1000;
 constexpr std::int64_t kEdgeItems = 3;
 constexpr std::int64_t kLineWidth = 80;
 
-/// The elements as printable numbers: integers and Bool exactly (an I64 may not fit a
-/// double), floating values as double, complex values as two doubles.
-struct HostElements {
-  DType dtype;
-  std::vector<std::int64_t> ints;
-  std::vector<double> real, imag;
-};
+/// The host copy of the elements, read as printable numbers on demand (only the printed
+/// ones are ever converted): integers and Bool exactly (an I64 may not fit a double),
+/// floating values as double, complex values as two doubles.
+class HostElements {
+ public:
+  explicit HostElements(const Tensor& t) : dtype_(t.dtype()), bytes_(t.to_bytes()) {}  // copies from a GPU
 
-template <class T>
-T load(const std::uint8_t* bytes, std::int64_t i) {
-  T v;
-  std::memcpy(&v, bytes + static_cast<std::size_t>(i) * sizeof(T), sizeof(T));
-  return v;
-}
-
-HostElements host_elements(const Tensor& t) {
-  const std::vector<std::uint8_t> bytes = t.to_bytes();  // copies from a GPU when needed
-  HostElements e{t.dtype(), {}, {}, {}};
-  const std::int64_t n = t.numel();
-  const std::uint8_t* p = bytes.data();
-  for (std::int64_t i = 0; i < n; ++i) {
-    switch (t.dtype()) {
-      case DType::F32: e.real.push_back(load<float>(p, i)); break;
-      case DType::F64: e.real.push_back(load<double>(p, i)); break;
-      case DType::F16: e.real.push_back(static_cast<float>(load<Half>(p, i))); break;
-      case DType::BF16: e.real.push_back(static_cast<float>(load<BFloat16>(p, i))); break;
-      case DType::I32: e.ints.push_back(load<std::int32_t>(p, i)); break;
-      case DType::I64: e.ints.push_back(load<std::int64_t>(p, i)); break;
-      case DType::Bool: e.ints.push_back(p[i] != 0); break;
-      case DType::C64: {
-        const auto c = load<std::complex<float>>(p, i);
-        e.real.push_back(c.real());
-        e.imag.push_back(c.imag());
-        break;
-      }
-      case DType::C128: {
-        const auto c = load<std::complex<double>>(p, i);
-        e.real.push_back(c.real());
-        e.imag.push_back(c.imag());
-        break;
-      }
+  bool integral() const { return is_integral(dtype_) || dtype_ == DType::Bool; }
+  std::int64_t integer(std::int64_t i) const {
+    switch (dtype_) {
+      case DType::I32: return load<std::int32_t>(i);
+      case DType::I64: return load<std::int64_t>(i);
+      default: return bytes_[static_cast<std::size_t>(i)] != 0;  // Bool
     }
   }
-  return e;
-}
+  double real(std::int64_t i) const {
+    switch (dtype_) {
+      case DType::F32: return load<float>(i);
+      case DType::F64: return load<double>(i);
+      case DType::F16: return static_cast<float>(load<Half>(i));
+      case DType::BF16: return static_cast<float>(load<BFloat16>(i));
+      case DType::C64: return load<std::complex<float>>(i).real();
+      case DType::C128: return load<std::complex<double>>(i).real();
+      default: return static_cast<double>(integer(i));
+    }
+  }
+  double imag(std::int64_t i) const {
+    if (dtype_ == DType::C64) return load<std::complex<float>>(i).imag();
+    if (dtype_ == DType::C128) return load<std::complex<double>>(i).imag();
+    return 0;
+  }
+
+ private:
+  template <class T>
+  T load(std::int64_t i) const {
+    T v;
+    std::memcpy(&v, bytes_.data() + static_cast<std::size_t>(i) * sizeof(T), sizeof(T));
+    return v;
+  }
+
+  DType dtype_;
+  std::vector<std::uint8_t> bytes_;
+};
 
 /// Python's "{:.Nf}" / "{:.Ne}": printf, except that a NaN is always "nan" (printf may
 /// write "-nan").
@@ -138,16 +136,16 @@ class Printer {
   Printer(const Tensor& t, const HostElements& e) : shape_(t.shape()), e_(e), summarize_(t.numel() > kThreshold) {
     std::vector<std::int64_t> shown;
     collect(0, 0, shown);
-    if (!e.ints.empty() || is_integral(e.dtype) || e.dtype == DType::Bool) {
+    if (e.integral()) {
       std::vector<std::int64_t> v;
-      for (auto i : shown) v.push_back(e.ints[static_cast<std::size_t>(i)]);
-      f1_.emplace_back(v, e.dtype == DType::Bool);
+      for (auto i : shown) v.push_back(e.integer(i));
+      f1_.emplace_back(v, t.dtype() == DType::Bool);
     } else {
       std::vector<double> re, im;
-      for (auto i : shown) re.push_back(e.real[static_cast<std::size_t>(i)]);
+      for (auto i : shown) re.push_back(e.real(i));
       f1_.emplace_back(re);
-      if (is_complex(e.dtype)) {
-        for (auto i : shown) im.push_back(e.imag[static_cast<std::size_t>(i)]);
+      if (is_complex(t.dtype())) {
+        for (auto i : shown) im.push_back(e.imag(i));
         f2_.emplace_back(im);
       }
     }
@@ -195,12 +193,11 @@ class Printer {
       if (i >= 0) collect(d + 1, base + i * stride_after(d), out);
   }
   std::string element(std::int64_t flat) const {
-    const auto i = static_cast<std::size_t>(flat);
-    if (!e_.ints.empty()) return f1_[0].format(e_.ints[i]);
-    std::string text = f1_[0].format(e_.real[i]);
+    if (e_.integral()) return f1_[0].format(e_.integer(flat));
+    std::string text = f1_[0].format(e_.real(flat));
     if (f2_.empty()) return text;
     // torch's _scalar_str: the imaginary part without its padding, a sign always shown.
-    std::string imag = f2_[0].format(e_.imag[i]) + "j";
+    std::string imag = f2_[0].format(e_.imag(flat)) + "j";
     imag.erase(0, imag.find_first_not_of(' '));
     return text + (imag[0] == '-' || imag[0] == '+' ? "" : "+") + imag;
   }
@@ -275,7 +272,7 @@ std::string to_string(const Tensor& t) {
     }
     body = "[]";
   } else {
-    const HostElements elements = host_elements(t);
+    const HostElements elements(t);
     body = Printer(t, elements).str(0, 0, static_cast<std::int64_t>(prefix.size()));
   }
   if (t.dtype() != DType::F32) suffixes.push_back("dtype=" + std::string(dtype_name(t.dtype())));
