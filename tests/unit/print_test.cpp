@@ -89,6 +89,28 @@ TEST(Print, LargeTensorsAreSummarised) {
   EXPECT_EQ(to_string(x), "tensor([0., 0., 0.,  ..., 0., 0., 0.])");
 }
 
+TEST(Print, SuffixWrapsPast80Columns) {
+  // torch's _add_suffixes: the dtype goes to a new line, indented under "tensor(".
+  EXPECT_EQ(to_string(full({10}, 10000, DType::I32)),
+            "tensor([10000, 10000, 10000, 10000, 10000, 10000, 10000, 10000, 10000, 10000],\n"
+            "       dtype=I32)");
+}
+
+TEST(Print, SummarisedThreeDims) {
+  std::string row = "[0., 0., 0.,  ..., 0., 0., 0.]";
+  std::string block = "[" + row;
+  for (int i = 0; i < 2; ++i) block += ",\n         " + row;
+  block += ",\n         ...";
+  for (int i = 0; i < 3; ++i) block += ",\n         " + row;
+  block += "]";
+  std::string expected = "tensor([" + block;
+  for (int i = 0; i < 2; ++i) expected += ",\n\n        " + block;
+  expected += ",\n\n        ...";
+  for (int i = 0; i < 3; ++i) expected += ",\n\n        " + block;
+  expected += "])";
+  EXPECT_EQ(to_string(zeros({10, 10, 20})), expected);
+}
+
 TEST(Print, DTypeDeviceShape) {
   std::ostringstream os;
   os << DType::BF16 << " " << Device::cuda(1) << " " << Device::cpu() << " " << Shape{2, 3};
