@@ -35,10 +35,12 @@ Tensor with_scalar(const char* op, BinaryFn fn, Scalar a, const Tensor& b) {
 /// integers truncates (and nothing promotes), so `/` on integers would silently differ from
 /// LibTorch; it is refused and the three meanings are named instead.
 Tensor true_divide(const Tensor& a, const Tensor& b) {
-  for (const Tensor* t : {&a, &b})
-    FERRITE_CHECK(!t->defined() || !(is_integral(t->dtype()) || t->dtype() == DType::Bool), DTypeMismatch,
-                  "operator/: ", t->description(), " is not floating; PyTorch's / would divide exactly into a floating "
-                  "result. Use x.to(DType::F32) / y for that, div(x, y) to truncate or floor_divide(x, y) to floor");
+  const auto not_floating = [](const Tensor& t) {
+    return t.defined() && (is_integral(t.dtype()) || t.dtype() == DType::Bool);
+  };
+  FERRITE_CHECK(!not_floating(a) && !not_floating(b), DTypeMismatch, "operator/: operands ", a.description(), " and ",
+                b.description(), " are not floating; PyTorch's / would divide exactly into a floating result. Use "
+                "x.to(DType::F32) / y for that, div(x, y) to truncate or floor_divide(x, y) to floor");
   return div(a, b);
 }
 

@@ -68,11 +68,14 @@ TEST(Operators, RefusesWhatPyTorchWouldPromote) {
             "");
   // PyTorch's / divides integers exactly into floats; ferrite's div truncates, so / refuses.
   EXPECT_EQ(expect_error([&] { (void)(i / 2); }, ErrorKind::DTypeMismatch,
-                         "operator/: [2] I32 cpu is not floating; PyTorch's / would divide exactly"),
+                         "operator/: operands [2] I32 cpu and [] I32 cpu are not floating; PyTorch's / would divide "
+                         "exactly"),
             "");
   EXPECT_EQ(expect_error([&] { (void)(i / i); }, ErrorKind::DTypeMismatch, "floor_divide(x, y) to floor"), "");
   Tensor j = i;
-  EXPECT_EQ(expect_error([&] { j /= 2; }, ErrorKind::DTypeMismatch, "operator/: [2] I32 cpu is not floating"), "");
+  EXPECT_EQ(expect_error([&] { j /= 2; }, ErrorKind::DTypeMismatch, "operator/: operands [2] I32 cpu and [] I32 cpu"), "");
+  EXPECT_EQ(expect_error([&] { (void)(2 / i); }, ErrorKind::DTypeMismatch, "operator/: operands [] I32 cpu and [2] I32 cpu"),
+            "");
   EXPECT_EQ(expect_error([&] { (void)(Tensor() + 1); }, ErrorKind::InvalidArgument, "operator+"), "");
   EXPECT_EQ(expect_error([&] { (void)(Tensor() + i); }, ErrorKind::InvalidArgument, "add"), "");
 }
