@@ -46,6 +46,9 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& options = {
 /// Returns out.
 const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, double alpha = 1, double beta = 0,
                          const MatmulOptions& options = {});
+/// torch.mm: matmul restricted to two 2-D operands, [m, k] x [k, n] -> [m, n] (InvalidArgument
+/// for any other rank, where matmul would broadcast or take vectors).
+Tensor mm(const Tensor& a, const Tensor& b, const MatmulOptions& options = {});
 /// Batched product of 3-D operands with equal batch: [b, m, k] x [b, k, n] -> [b, m, n].
 Tensor bmm(const Tensor& a, const Tensor& b, const MatmulOptions& options = {});
 /// Σ a[i]·b[i] of two 1-D tensors of equal length: a 0-d tensor on their device.

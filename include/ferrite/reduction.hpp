@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "ferrite/tensor.hpp"
 
@@ -20,6 +21,20 @@ Tensor sum(const Tensor& x);
 Tensor sum(const Tensor& x, std::int64_t dim, bool keepdim = false);
 Tensor mean(const Tensor& x);
 Tensor mean(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// Over a list of dims (torch's dim=[...]): each dim may be negative and may appear once;
+/// an empty list reduces every dim, as torch.sum(x, dim=[]). One reduction over the listed
+/// dims moved to the end (a copy only when they are not already the trailing dims), so the
+/// result rounds once, as the single-dim op does.
+Tensor sum(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim = false);
+Tensor mean(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim = false);
+Tensor amin(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim = false);
+Tensor amax(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim = false);
+Tensor any(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim = false);
+Tensor all(const Tensor& x, const std::vector<std::int64_t>& dims, bool keepdim = false);
+/// torch.max(x, dim) / torch.min(x, dim): {values, I64 indices} along `dim`; the index is the
+/// first occurrence of the extreme, and a NaN is both the maximum and the minimum (amax/argmax).
+std::pair<Tensor, Tensor> max(const Tensor& x, std::int64_t dim, bool keepdim = false);
+std::pair<Tensor, Tensor> min(const Tensor& x, std::int64_t dim, bool keepdim = false);
 /// Mixed precision (PyTorch's `dtype=`): an F32 result from an F16 or BF16 input, accumulated
 /// in float and never rounded to the input dtype. `dtype` equal to the plain result dtype
 /// is the plain op; other combinations are Unsupported.

@@ -31,6 +31,9 @@ void strided_scatter(const Tensor& dst, const Tensor& src, const Shape& shape, c
                      std::int64_t offset);
 /// Concatenation along `dim`; all tensors share dtype, device, rank and the other dims.
 Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);
+/// torch.stack: the tensors (all of one shape, dtype and device) joined along a new dim
+/// `dim` in [-(rank + 1), rank]; a cat of each tensor with a size-1 dim inserted.
+Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
 /// Pieces of the given sizes along `dim` (they must add up to x.size(dim)).
 std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t dim);
 /// torch.chunk: pieces of ceil(size / n) along `dim`, the last one smaller; may return

@@ -55,11 +55,17 @@ class Tensor {
   /// Same storage, new shape with the same numel. One dim may be -1.
   Tensor reshape(Shape shape) const;
 
-  /// Copies the elements to the host. T must be the host type of dtype()
-  /// (float for F32, ferrite::BFloat16 for BF16, bool for Bool, ...).
+  /// Copies the elements to the host as T, one of the dtype table's host types (float,
+  /// double, ferrite::Half, ferrite::BFloat16, int32_t, int64_t, bool, std::complex<float>,
+  /// std::complex<double>). When T is not dtype()'s own host type, the elements are
+  /// converted on the host by the CPU backend's cast, with the rules of to(dtype)
+  /// (docs/architecture.md: floats to integers truncate, NaN -> 0, out of range saturates;
+  /// to Bool is x != 0; narrowing floats round to nearest even), so
+  /// `f32.item<double>()` and `i64.to_vector<float>()` work. A complex tensor read as a real
+  /// type is a DTypeMismatch (the imaginary part would be lost; .to(dtype) keeps the real part).
   template <class T>
   std::vector<T> to_vector() const;
-  /// The single element of a one-element tensor.
+  /// The single element of a one-element tensor, converted as to_vector<T>() does.
   template <class T>
   T item() const;
 
@@ -106,6 +112,9 @@ Tensor from_vector(const std::vector<bool>& values, Shape shape, Device device =
 template <class T>
 std::vector<T> Tensor::to_vector() const {
   check_host_type(dtype_of<T>, "to_vector");
+  // Another dtype: copied to the host first, so the cast runs there (one copy of numel()
+  // elements either way) and never touches the tensor's own device.
+  if (dtype_of<T> != dtype()) return to(Device::cpu()).to(dtype_of<T>).template to_vector<T>();
   const std::vector<std::uint8_t> bytes = to_bytes();
   if constexpr (std::is_same_v<T, bool>) {
     std::vector<bool> out(bytes.size());
@@ -120,6 +129,7 @@ std::vector<T> Tensor::to_vector() const {
 
 template <class T>
 T Tensor::item() const {
+  FERRITE_CHECK(defined(), InvalidArgument, "item: tensor is undefined");
   FERRITE_CHECK(numel() == 1, InvalidArgument, "item: tensor ", description(), " has ", numel(),
                 " elements, expected exactly 1");
   return to_vector<T>()[0];

@@ -41,8 +41,9 @@ std::string Tensor::description() const {
 
 void Tensor::check_host_type(DType requested, const char* what) const {
   FERRITE_CHECK(defined(), InvalidArgument, what, ": tensor is undefined");
-  FERRITE_CHECK(requested == dtype(), DTypeMismatch, what, ": asked for ", dtype_name(requested),
-                " elements but the tensor is ", description());
+  FERRITE_CHECK(is_complex(requested) || !is_complex(dtype()), DTypeMismatch, what, ": asked for ",
+                dtype_name(requested), " elements but the tensor is ", description(),
+                "; a complex value has no real conversion here (x.to(dtype) keeps the real part)");
 }
 
 Tensor Tensor::to(Device target) const {

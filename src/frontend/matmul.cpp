@@ -273,3 +273,14 @@ Tensor vm(const Tensor& x, const Tensor& b, const MatmulOptions& options) {
 }
 
 }  // namespace ferrite
+
+namespace ferrite {
+
+Tensor mm(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
+  frontend::check_defined("mm", {&a, &b});
+  FERRITE_CHECK(a.dim() == 2 && b.dim() == 2, InvalidArgument, "mm: operands must be matrices (2-D), got ",
+                a.description(), " and ", b.description(), " (matmul takes other ranks)");
+  return matmul(a, b, options);
+}
+
+}  // namespace ferrite
