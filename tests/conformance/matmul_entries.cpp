@@ -547,16 +547,26 @@ Entry f32_mode_entry(std::string op, Tolerance (*backend)(DType), std::function<
 }
 
 // Long inner dimensions with half outputs: the result must be the exact product rounded once
-// (F32 accumulation up to the final rounding, as PyTorch's). The inputs are non-negative, so
-// nothing cancels, and the error is measured in units in the last place of the output dtype
-// at the exact value: (result - exact) / ulp(exact). Correct rounding gives at most 0.5 on
-// both backends, so CUDA and the CPU may differ by 1; a split-K that adds partial sums in
-// BF16 was 3 ulps off at K = 5000.
+// (F32 accumulation up to the final rounding, as PyTorch's). The inputs are integers in
+// [-8, 8]: every product and every partial sum is an integer below 2^24, so F32 accumulates
+// them exactly in any order, while the signs make partial sums larger than the result (the
+// cancellation that exposes partial sums rounded to F16/BF16 on the way). The error is
+// measured in units in the last place of the output dtype at the exact value:
+// (result - exact) / ulp(exact). Correct rounding gives at most 0.5 on both backends, so
+// CUDA and the CPU may differ by 1; a split-K that adds partial sums in BF16 was 3 ulps off
+// at K = 5000.
+Tensor small_integers(const Shape& shape, DType dtype, Rng& rng) {
+  std::uniform_int_distribution<int> pick(-8, 8);
+  std::vector<float> v(static_cast<std::size_t>(shape_numel(shape)));
+  for (float& x : v) x = static_cast<float>(pick(rng));
+  return from_vector(v, shape).to(dtype);
+}
+
 std::vector<Case> long_k_cases(DType dtype, Rng& rng) {
   std::vector<Case> cases;
   auto add = [&](Shape sa, Shape sb, bool ta, bool tb) {
-    std::string label = shape_str(sa) + (ta ? "ᵀ" : "") + " x " + shape_str(sb) + (tb ? "ᵀ" : "") + ", in [0, 1]";
-    cases.push_back({label, {random(sa, dtype, rng, 0, 1), random(sb, dtype, rng, 0, 1)}, {ta, tb}});
+    std::string label = shape_str(sa) + (ta ? "ᵀ" : "") + " x " + shape_str(sb) + (tb ? "ᵀ" : "") + ", integers";
+    cases.push_back({label, {small_integers(sa, dtype, rng), small_integers(sb, dtype, rng)}, {ta, tb}});
   };
   for (int t = 0; t < 4; ++t) {
     const bool ta = t & 1, tb = t & 2;
@@ -564,6 +574,7 @@ std::vector<Case> long_k_cases(DType dtype, Rng& rng) {
   }
   add(a_shape({}, 2, 20000, false), b_shape({}, 20000, 5, false), false, false);
   add(a_shape({3}, 2, 6000, false), b_shape({3}, 6000, 4, true), false, true);
+  add(a_shape({}, 16, 8192, false), b_shape({}, 8192, 16, false), false, false);
   add({65537}, {65537}, false, false);
   return cases;
 }
