@@ -10,6 +10,7 @@
 #include "ferrite/error.hpp"
 #include "ferrite/factories.hpp"
 #include "ferrite/half.hpp"
+#include "ferrite/inplace.hpp"
 #include "ferrite/matmul.hpp"
 #include "ferrite/operators.hpp"
 #include "ferrite/print.hpp"

@@ -14,11 +14,11 @@
 // into a floating result, which ferrite's div (truncating) is not, so an I32/I64/Bool operand
 // of `/` is a DTypeMismatch that names div (truncation) and floor_divide (floor) instead.
 //
-// Compound assignment (`x += y`, `-=`, `*=`, `/=`) rebinds x to a new tensor holding the
-// result; it never writes into x's storage, so another Tensor sharing that storage (a copy
-// of the handle, a reshape) keeps the old values, unlike LibTorch. True in-place writes come
-// with strided views. As in PyTorch, the result must keep x's shape and dtype: broadcasting
-// x itself to a larger shape is a ShapeMismatch.
+// Compound assignment (`x += y`, `-=`, `*=`, `/=`) writes in place, as in LibTorch: into x's
+// storage, through x's strides when x is a view (`x.select(0, 1) += 1` changes x), so every
+// Tensor sharing that storage sees the new values (ferrite/inplace.hpp: add_, sub_, mul_,
+// div_). As in PyTorch, the result must keep x's shape and dtype: broadcasting x itself to a
+// larger shape is a ShapeMismatch.
 #pragma once
 
 #include "ferrite/scalar.hpp"
@@ -76,7 +76,8 @@ Tensor operator^(const Tensor& a, Scalar b);
 Tensor operator^(Scalar a, const Tensor& b);
 Tensor operator~(const Tensor& x);
 
-// ---- compound assignment (rebinds `a`; see above) ----
+// ---- compound assignment (in place; see above). The Tensor&& overloads take views made on
+// the spot: `x.select(0, 1) *= 2`. ----
 Tensor& operator+=(Tensor& a, const Tensor& b);
 Tensor& operator+=(Tensor& a, Scalar b);
 Tensor& operator-=(Tensor& a, const Tensor& b);
@@ -85,6 +86,14 @@ Tensor& operator*=(Tensor& a, const Tensor& b);
 Tensor& operator*=(Tensor& a, Scalar b);
 Tensor& operator/=(Tensor& a, const Tensor& b);
 Tensor& operator/=(Tensor& a, Scalar b);
+Tensor operator+=(Tensor&& a, const Tensor& b);
+Tensor operator+=(Tensor&& a, Scalar b);
+Tensor operator-=(Tensor&& a, const Tensor& b);
+Tensor operator-=(Tensor&& a, Scalar b);
+Tensor operator*=(Tensor&& a, const Tensor& b);
+Tensor operator*=(Tensor&& a, Scalar b);
+Tensor operator/=(Tensor&& a, const Tensor& b);
+Tensor operator/=(Tensor&& a, Scalar b);
 
 /// The rank-0 tensor of `like`'s dtype and device that a Scalar operand of `op` becomes,
 /// refusing the combinations where PyTorch would promote (see above).

@@ -2,7 +2,9 @@
 // Validation happens here (src/frontend/shape*.cpp, src/frontend/index*.cpp); backends
 // receive checked Buffers. Every op works for every dtype unless it adds values
 // (scatter_add, embedding_backward: real numeric dtypes). Results are new contiguous
-// tensors, except the in-place strided_scatter and slice_write. Dims may be negative
+// tensors, except the views (transpose, permute, split, chunk, slice_read share x's storage,
+// as in PyTorch; .contiguous() or .clone() materialises them) and the in-place
+// strided_scatter and slice_write, which write through any view. Dims may be negative
 // (counted from the end), as in PyTorch; indices are I32 or I64 and may be negative
 // (counted from the end); an index outside [-size, size) is an IndexOutOfRange error.
 #pragma once
@@ -16,9 +18,11 @@ namespace ferrite {
 
 // ---- shape ops (src/frontend/shape*.cpp) ----
 
-/// x with dims d0 and d1 swapped (materialised).
+/// x with dims d0 and d1 swapped: a view (x.transpose(d0, d1)); the seed's copying transpose
+/// is transpose(x, d0, d1).contiguous().
 Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1);
-/// out.shape[k] = x.shape[dims[k]]; dims is a permutation of 0..rank-1 (rank <= 8).
+/// out.shape[k] = x.shape[dims[k]]; dims is a permutation of 0..rank-1. A view, as
+/// torch.permute (.contiguous() materialises it).
 Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims);
 /// Materialises a view of x's storage: out[i] = x.flat[offset + sum_k i_k * strides[k]],
 /// out of `shape`. Strides are in elements and may be negative or zero; every addressed
@@ -34,10 +38,10 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim);
 /// torch.stack: the tensors (all of one shape, dtype and device) joined along a new dim
 /// `dim` in [-(rank + 1), rank]; a cat of each tensor with a size-1 dim inserted.
 Tensor stack(const std::vector<Tensor>& tensors, std::int64_t dim = 0);
-/// Pieces of the given sizes along `dim` (they must add up to x.size(dim)).
+/// Pieces of the given sizes along `dim` (they must add up to x.size(dim)), as views of x.
 std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t dim);
-/// torch.chunk: pieces of ceil(size / n) along `dim`, the last one smaller; may return
-/// fewer than n pieces.
+/// torch.chunk: pieces of ceil(size / n) along `dim`, the last one smaller, as views of x;
+/// may return fewer than n pieces.
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim);
 /// torch Tensor.repeat: tiles x reps[k] times along dim k; reps may be longer than the rank
 /// (leading dims are added).
@@ -47,7 +51,8 @@ Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim);
 /// KV cache: cache is [batch, max_len, ...], src is [batch, ...]; writes src into position
 /// `pos` of dim 1, in place.
 void slice_write(const Tensor& cache, const Tensor& src, std::int64_t pos);
-/// The first `len` positions of dim 1 of cache [batch, max_len, ...]: [batch, len, ...].
+/// The first `len` positions of dim 1 of cache [batch, max_len, ...]: [batch, len, ...], a view
+/// of the cache (cache.narrow(1, 0, len)).
 Tensor slice_read(const Tensor& cache, std::int64_t len);
 
 // ---- indexing (src/frontend/index*.cpp) ----

@@ -1,10 +1,14 @@
-// Tensor: a shared Buffer plus a row-major contiguous shape. Small on purpose: views,
-// autograd and strides live above ferrite; reshape is free, transposes copy.
+// Tensor: shared storage plus shape, strides and a storage offset (in elements), as in
+// PyTorch. View ops (slice, select, transpose, expand, ...) return tensors that share the
+// storage; ops read a strided tensor directly where their kernels take strides (elementwise
+// ops, casts, copies) and through one dense copy otherwise (buffer()); results are
+// contiguous. docs/api.md lists the views.
 #pragma once
 
 #include <cstdint>
 #include <cstring>
 #include <initializer_list>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -18,6 +22,8 @@
 namespace ferrite {
 
 using Shape = std::vector<std::int64_t>;
+/// Element strides, one per dim (PyTorch's Tensor.stride()).
+using Strides = std::vector<std::int64_t>;
 
 /// "[3, 4]".
 std::string shape_str(const Shape& shape);
@@ -29,31 +35,114 @@ std::int64_t shape_numel(const Shape& shape);
 class Tensor {
  public:
   Tensor() = default;
+  /// A contiguous tensor over `buffer`'s elements (its offset included); the shape's numel
+  /// must equal the buffer's.
   Tensor(Buffer buffer, Shape shape);
 
-  bool defined() const { return buffer_.defined(); }
-  DType dtype() const { return buffer_.dtype(); }
-  Device device() const { return buffer_.device(); }
+  bool defined() const { return storage_ != nullptr; }
+  DType dtype() const { return dtype_; }
+  Device device() const;
   const Shape& shape() const { return shape_; }
+  /// Element strides (row-major ones for a contiguous tensor).
+  const Strides& strides() const { return strides_; }
+  /// Stride of dim `d`; negative d counts from the end.
+  std::int64_t stride(std::int64_t d) const;
+  /// Elements of dtype() between the storage's start and the first element.
+  std::int64_t storage_offset() const { return offset_; }
   std::int64_t dim() const { return static_cast<std::int64_t>(shape_.size()); }
   /// Extent of dim `d`; negative d counts from the end.
   std::int64_t size(std::int64_t d) const;
-  std::int64_t numel() const { return buffer_.numel(); }
+  std::int64_t numel() const { return numel_; }
   std::size_t element_size() const { return dtype_size(dtype()); }
-  std::size_t nbytes() const { return buffer_.nbytes(); }
-  const Buffer& buffer() const { return buffer_; }
-  const void* data_ptr() const { return buffer_.data(); }
-  void* mutable_data_ptr() const { return buffer_.data(); }
+  /// Bytes of the elements (numel * element size), not of the storage.
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel_) * element_size(); }
+  /// Whether the elements lie in row-major order with no gaps (PyTorch's rule: dims of
+  /// size 1 may have any stride).
+  bool is_contiguous() const { return contiguous_; }
+  /// The storage this tensor views (shared by every view of it).
+  const std::shared_ptr<Storage>& storage() const { return storage_; }
 
-  /// Copy to another device (pinned-staged for host <-> GPU). Same device: shares storage.
+  /// The elements in row-major order as one dense Buffer: the storage window itself when the
+  /// tensor is contiguous, else a contiguous copy made on the tensor's device. This is the
+  /// one step through which ops whose kernels need dense input receive a strided tensor;
+  /// bind the result once (each call on a strided tensor copies again). Never write through
+  /// it: for a strided tensor the writes would land in the copy (in-place ops use
+  /// contiguous() and copy_()).
+  Buffer buffer() const;
+  /// Pointer to the first element (storage offset applied). For a strided tensor the
+  /// elements are not dense from here: use strides().
+  const void* data_ptr() const;
+  void* mutable_data_ptr() const;
+
+  /// Copy to another device (pinned-staged for host <-> GPU); the copy is contiguous.
+  /// Same device: the same tensor (shares storage).
   Tensor to(Device device) const;
   /// Element-wise conversion (NaN and out-of-range rules: docs/architecture.md).
-  /// Same dtype: shares storage.
+  /// Same dtype: the same tensor (shares storage).
   Tensor to(DType dtype) const;
-  /// A new buffer on the same device with the same contents.
+  /// A new contiguous tensor on the same device with the same values.
   Tensor clone() const;
-  /// Same storage, new shape with the same numel. One dim may be -1.
+  /// This tensor when it is contiguous, else a contiguous copy.
+  Tensor contiguous() const;
+  /// The same elements in a new shape (one dim may be -1): a view when the strides allow it
+  /// (always for a contiguous tensor), else a copy, as torch.reshape.
   Tensor reshape(Shape shape) const;
+
+  // ---- views: share the storage, as in PyTorch (docs/api.md) ----
+  /// A view in a new shape; ShapeMismatch when the strides cannot express it (use reshape).
+  Tensor view(Shape shape) const;
+  /// Elements start, start + step, ... < end along `dim` (PyTorch's x[..., start:end:step]);
+  /// start and end are clamped to [0, size] after negative values count from the end; step > 0.
+  Tensor slice(std::int64_t dim, std::int64_t start, std::int64_t end, std::int64_t step = 1) const;
+  /// `length` elements from `start` along `dim` (torch.narrow; start may be negative).
+  Tensor narrow(std::int64_t dim, std::int64_t start, std::int64_t length) const;
+  /// The sub-tensor at `index` of `dim`, which is removed (index may be negative).
+  Tensor select(std::int64_t dim, std::int64_t index) const;
+  /// A size-1 dim inserted at `dim` in [-(rank + 1), rank].
+  Tensor unsqueeze(std::int64_t dim) const;
+  /// Every size-1 dim removed.
+  Tensor squeeze() const;
+  /// `dim` removed when its size is 1 (else the same shape, as PyTorch).
+  Tensor squeeze(std::int64_t dim) const;
+  /// Dims start..end merged into one (a view when possible, else a copy, as torch.flatten).
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  /// `dim` split into `sizes` (one may be -1).
+  Tensor unflatten(std::int64_t dim, Shape sizes) const;
+  /// Size-1 dims repeated to `shape` with stride 0 (-1 keeps a dim; new leading dims may be
+  /// added). The result must not be written in place (its elements overlap).
+  Tensor expand(Shape shape) const;
+  /// Dims d0 and d1 swapped.
+  Tensor transpose(std::int64_t d0, std::int64_t d1) const;
+  /// out.shape[k] = shape[dims[k]].
+  Tensor permute(const std::vector<std::int64_t>& dims) const;
+  /// transpose(0, 1) of a tensor of rank <= 2 (rank 0 and 1 unchanged), as torch.t.
+  Tensor t() const;
+  /// The last two dims swapped (rank >= 2), as Tensor.mT.
+  Tensor mT() const;
+  /// The diagonal of dims d1 and d2 (above it for offset > 0) as the last dim.
+  Tensor diagonal(std::int64_t offset = 0, std::int64_t d1 = 0, std::int64_t d2 = 1) const;
+  /// Windows of `size` elements every `step` along `dim`, as a new last dim (Tensor.unfold).
+  Tensor unfold(std::int64_t dim, std::int64_t size, std::int64_t step) const;
+  /// Any view of the storage: element i is storage[offset + sum_k i_k * strides[k]]. Strides
+  /// must be >= 0 and every addressed element inside the storage (IndexOutOfRange otherwise).
+  Tensor as_strided(Shape shape, Strides strides, std::int64_t storage_offset) const;
+  /// as_strided with this tensor's storage offset.
+  Tensor as_strided(Shape shape, Strides strides) const { return as_strided(std::move(shape), std::move(strides), offset_); }
+
+  // ---- in place (ferrite/inplace.hpp has the rules): write through this tensor's strides ----
+  const Tensor& copy_(const Tensor& src) const;
+  const Tensor& fill_(Scalar value) const;
+  const Tensor& zero_() const;
+  const Tensor& add_(const Tensor& other) const;
+  const Tensor& add_(Scalar other) const;
+  const Tensor& sub_(const Tensor& other) const;
+  const Tensor& sub_(Scalar other) const;
+  const Tensor& mul_(const Tensor& other) const;
+  const Tensor& mul_(Scalar other) const;
+  const Tensor& div_(const Tensor& other) const;
+  const Tensor& div_(Scalar other) const;
+  const Tensor& clamp_(std::optional<double> lo, std::optional<double> hi) const;
+  const Tensor& masked_fill_(const Tensor& mask, Scalar value) const;
 
   /// Copies the elements to the host as T, one of the dtype table's host types (float,
   /// double, ferrite::Half, ferrite::BFloat16, int32_t, int64_t, bool, std::complex<float>,
@@ -69,7 +158,7 @@ class Tensor {
   template <class T>
   T item() const;
 
-  /// Raw little-endian element bytes (nbytes() of them), copied to the host.
+  /// Raw little-endian element bytes (nbytes() of them, row-major), copied to the host.
   std::vector<std::uint8_t> to_bytes() const;
   /// A tensor of `dtype` and `shape` on `device` made from the host bytes at `data`;
   /// `nbytes` must equal numel * element size. Bool bytes are normalised: any nonzero byte
@@ -81,10 +170,18 @@ class Tensor {
   std::string description() const;
 
  private:
+  // A view of `storage` (already checked by the caller).
+  Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, std::int64_t offset);
   void check_host_type(DType requested, const char* what) const;
+  Tensor view_as(const char* op, Shape shape, Strides strides, std::int64_t offset) const;
 
-  Buffer buffer_;
+  std::shared_ptr<Storage> storage_;
+  DType dtype_ = DType::F32;
   Shape shape_;
+  Strides strides_;
+  std::int64_t offset_ = 0;
+  std::int64_t numel_ = 0;
+  bool contiguous_ = true;
 };
 
 // ---- factories ----

@@ -20,6 +20,13 @@ Shape broadcast_shapes(const Shape& a, const Shape& b, const char* op) {
   return out;
 }
 
+namespace {
+
+ElementwiseLayout merge_layout(const Shape& out_shape, const std::vector<std::vector<std::int64_t>>& strides,
+                               const char* op);
+
+}  // namespace
+
 ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializer_list<const Shape*> inputs,
                                           const char* op) {
   const int num_inputs = static_cast<int>(inputs.size());
@@ -27,7 +34,6 @@ ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializ
   const std::size_t rank = out_shape.size();
 
   // Full-rank strides of every input over the output shape (inputs right-aligned).
-  std::vector<std::int64_t> sizes(out_shape.begin(), out_shape.end());
   std::vector<std::vector<std::int64_t>> strides;
   for (const Shape* in : inputs) {
     std::vector<std::int64_t> s(rank, 0);
@@ -42,6 +48,34 @@ ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializ
     }
     strides.push_back(std::move(s));
   }
+  return merge_layout(out_shape, strides, op);
+}
+
+ElementwiseLayout make_strided_layout(const Shape& out_shape, std::initializer_list<const Tensor*> inputs,
+                                      const char* op) {
+  FERRITE_CHECK(static_cast<int>(inputs.size()) <= kMaxElementwiseInputs, InvalidArgument, op, ": too many operands");
+  const std::size_t rank = out_shape.size();
+  std::vector<std::vector<std::int64_t>> strides;
+  for (const Tensor* in : inputs) {
+    std::vector<std::int64_t> s(rank, 0);
+    const std::size_t in_rank = in->shape().size();
+    for (std::size_t k = 0; k < in_rank; ++k) {
+      const std::size_t in_dim = in_rank - 1 - k;
+      const std::size_t out_dim = rank - 1 - k;
+      s[out_dim] = in->shape()[in_dim] == 1 && out_shape[out_dim] != 1 ? 0 : in->strides()[in_dim];
+    }
+    strides.push_back(std::move(s));
+  }
+  return merge_layout(out_shape, strides, op);
+}
+
+namespace {
+
+ElementwiseLayout merge_layout(const Shape& out_shape, const std::vector<std::vector<std::int64_t>>& strides,
+                               const char* op) {
+  const int num_inputs = static_cast<int>(strides.size());
+  const std::size_t rank = out_shape.size();
+  std::vector<std::int64_t> sizes(out_shape.begin(), out_shape.end());
 
   // Merge from the innermost dim outwards: dim d folds into the dim kept inside it when every
   // operand steps across d exactly as if the two were one dim. Size-1 dims vanish.
@@ -83,5 +117,7 @@ ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializ
   for (int i = 0; i < num_inputs; ++i) layout.contiguous = layout.contiguous && layout.strides[i][0] == 1;
   return layout;
 }
+
+}  // namespace
 
 }  // namespace ferrite

@@ -14,6 +14,12 @@ namespace ferrite {
 ElementwiseLayout make_elementwise_layout(const Shape& out_shape, std::initializer_list<const Shape*> inputs,
                                           const char* op);
 
+/// The same for operands that are tensors read through their own strides (views): each
+/// input's strides over `out_shape` are its tensor strides (0 on broadcast dims), relative to
+/// its first element. Merged and checked as above.
+ElementwiseLayout make_strided_layout(const Shape& out_shape, std::initializer_list<const Tensor*> inputs,
+                                      const char* op);
+
 /// The layout of `n` contiguous elements with `inputs` operands of the same length.
 inline ElementwiseLayout contiguous_layout(std::int64_t n, int inputs) {
   ElementwiseLayout layout;

@@ -9,6 +9,7 @@
 #include "core/scalar_convert.hpp"
 #include "ferrite/backend.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 
@@ -23,15 +24,73 @@ std::string shape_str(const Shape& shape) {
 
 std::int64_t shape_numel(const Shape& shape) { return detail::checked_numel(shape); }
 
-Tensor::Tensor(Buffer buffer, Shape shape) : buffer_(std::move(buffer)), shape_(std::move(shape)) {
-  FERRITE_CHECK(shape_numel(shape_) == buffer_.numel(), ShapeMismatch, "Tensor: shape ", shape_str(shape_),
-                " needs ", shape_numel(shape_), " elements but the buffer holds ", buffer_.numel());
+namespace {
+
+// PyTorch's rule: row-major order with no gaps; dims of size 1 may have any stride, and an
+// empty tensor is contiguous.
+bool strides_are_contiguous(const Shape& shape, const Strides& strides, std::int64_t numel) {
+  if (numel == 0) return true;
+  std::int64_t expected = 1;
+  for (std::size_t k = shape.size(); k-- > 0;) {
+    if (shape[k] == 1) continue;
+    if (strides[k] != expected) return false;
+    expected *= shape[k];
+  }
+  return true;
 }
+
+}  // namespace
+
+Tensor::Tensor(Buffer buffer, Shape shape)
+    : storage_(buffer.storage()), dtype_(buffer.dtype()), shape_(std::move(shape)), offset_(buffer.offset()) {
+  numel_ = shape_numel(shape_);
+  FERRITE_CHECK(numel_ == buffer.numel(), ShapeMismatch, "Tensor: shape ", shape_str(shape_), " needs ", numel_,
+                " elements but the buffer holds ", buffer.numel());
+  strides_ = detail::checked_contiguous_strides(shape_, "Tensor");
+}
+
+Tensor::Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, std::int64_t offset)
+    : storage_(std::move(storage)), dtype_(dtype), shape_(std::move(shape)), strides_(std::move(strides)),
+      offset_(offset) {
+  numel_ = shape_numel(shape_);
+  contiguous_ = strides_are_contiguous(shape_, strides_, numel_);
+}
+
+Device Tensor::device() const { return storage_ ? storage_->device() : Device::cpu(); }
 
 std::int64_t Tensor::size(std::int64_t d) const {
   const std::int64_t rank = dim();
   FERRITE_CHECK(d >= -rank && d < rank, IndexOutOfRange, "size: dim ", d, " is out of range for ", description());
   return shape_[static_cast<std::size_t>(d < 0 ? d + rank : d)];
+}
+
+std::int64_t Tensor::stride(std::int64_t d) const {
+  const std::int64_t rank = dim();
+  FERRITE_CHECK(d >= -rank && d < rank, IndexOutOfRange, "stride: dim ", d, " is out of range for ", description());
+  return strides_[static_cast<std::size_t>(d < 0 ? d + rank : d)];
+}
+
+const void* Tensor::data_ptr() const { return mutable_data_ptr(); }
+
+void* Tensor::mutable_data_ptr() const {
+  if (!storage_) return nullptr;
+  return static_cast<char*>(storage_->data()) + static_cast<std::size_t>(offset_) * element_size();
+}
+
+Buffer Tensor::buffer() const {
+  if (!storage_) return Buffer();
+  // An empty view may carry an offset past the storage's end (a select of an empty dim).
+  if (numel_ == 0) return Buffer(storage_, dtype_, 0, 0);
+  if (contiguous_) return Buffer(storage_, dtype_, numel_, offset_);
+  return contiguous().buffer();
+}
+
+Tensor Tensor::contiguous() const {
+  FERRITE_CHECK(defined(), InvalidArgument, "contiguous: tensor is undefined");
+  if (contiguous_) return *this;
+  Tensor out = frontend::allocate(shape_, dtype(), device());
+  frontend::copy_elements(*this, out);
+  return out;
 }
 
 std::string Tensor::description() const {
@@ -49,16 +108,18 @@ void Tensor::check_host_type(DType requested, const char* what) const {
 Tensor Tensor::to(Device target) const {
   FERRITE_CHECK(defined(), InvalidArgument, "to(device): tensor is undefined");
   if (target == device()) return *this;
+  // A strided tensor is made dense on its own device first (transfers move dense bytes).
+  if (!contiguous_) return contiguous().to(target);
   Tensor out = frontend::allocate(shape_, dtype(), target);
   if (numel() == 0) return out;
   if (device().is_cpu()) {
     backend(target).copy_from_host(data_ptr(), out.buffer(), nbytes());
   } else if (target.is_cpu()) {
-    backend(device()).copy_to_host(buffer_, out.mutable_data_ptr(), nbytes());
+    backend(device()).copy_to_host(buffer(), out.mutable_data_ptr(), nbytes());
   } else {
     FERRITE_CHECK(device().kind == target.kind, Unsupported, "to(device): no direct path from ", device().str(),
                   " to ", target.str());
-    backend(device()).copy(buffer_, out.buffer());
+    backend(device()).copy(buffer(), out.buffer());
   }
   return out;
 }
@@ -69,14 +130,15 @@ Tensor Tensor::to(DType target) const {
   frontend::check_supported(Op::Cast, dtype(), device());
   frontend::check_supported(Op::Cast, target, device());
   Tensor out = frontend::allocate(shape_, target, device());
-  if (numel() > 0) backend(device()).cast(buffer_, out.buffer());
+  if (numel() > 0) frontend::cast_elements(*this, out);
   return out;
 }
 
 Tensor Tensor::clone() const {
   FERRITE_CHECK(defined(), InvalidArgument, "clone: tensor is undefined");
+  if (!contiguous_) return contiguous();  // already a new tensor
   Tensor out = frontend::allocate(shape_, dtype(), device());
-  if (numel() > 0) backend(device()).copy(buffer_, out.buffer());
+  if (numel() > 0) backend(device()).copy(buffer(), out.buffer());
   return out;
 }
 
@@ -111,17 +173,21 @@ Tensor Tensor::reshape(Shape target) const {
   }
   FERRITE_CHECK(shape_numel(target) == numel(), ShapeMismatch, "reshape: ", description(), " cannot become ",
                 shape_str(target), " (", numel(), " vs ", shape_numel(target), " elements)");
-  return Tensor(buffer_, std::move(target));
+  // A view when the strides allow one (always for a contiguous tensor), else a copy.
+  if (auto strides = frontend::view_strides(shape_, strides_, target))
+    return Tensor(storage_, dtype_, std::move(target), std::move(*strides), offset_);
+  return contiguous().reshape(std::move(target));
 }
 
 std::vector<std::uint8_t> Tensor::to_bytes() const {
   FERRITE_CHECK(defined(), InvalidArgument, "to_bytes: tensor is undefined");
+  if (!contiguous_) return contiguous().to_bytes();
   std::vector<std::uint8_t> bytes = detail::host_scratch<std::uint8_t>(static_cast<std::int64_t>(nbytes()), "to_bytes");
   if (bytes.empty()) return bytes;
   if (device().is_cpu()) {
     std::memcpy(bytes.data(), data_ptr(), bytes.size());
   } else {
-    backend(device()).copy_to_host(buffer_, bytes.data(), bytes.size());
+    backend(device()).copy_to_host(buffer(), bytes.data(), bytes.size());
   }
   return bytes;
 }

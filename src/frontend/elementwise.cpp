@@ -6,6 +6,7 @@
 #include "core/op_support.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/elementwise_common.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 namespace frontend {
@@ -33,10 +34,12 @@ Shape checked_binary_shape(Op op, const Tensor& a, const Tensor& b) {
   return shape;
 }
 
-void run_binary(Op op, const Tensor& a, const Tensor& b, const Tensor& out) {
+// `out` is contiguous; a and b are read through their own strides (views cost no copy).
+void run_binary(Op op, const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
   if (out.numel() == 0) return;
-  const ElementwiseLayout layout = make_elementwise_layout(out.shape(), {&a.shape(), &b.shape()}, name_of(op));
-  backend(out.device()).binary(op, a.buffer(), b.buffer(), out.buffer(), layout);
+  const Tensor a = frontend::elementwise_operand(a_in), b = frontend::elementwise_operand(b_in);
+  const ElementwiseLayout layout = make_strided_layout(out.shape(), {&a, &b}, name_of(op));
+  backend(out.device()).binary(op, frontend::strided_buffer(a), frontend::strided_buffer(b), out.buffer(), layout);
 }
 
 /// `out_dtype`: the operands' dtype, Bool for comparisons, F32 for mixed precision.
@@ -59,7 +62,21 @@ const Tensor& binary_out(Op op, const Tensor& a, const Tensor& b, const Tensor& 
                 ", expected dtype ", dtype_name(a.dtype()), " (operands ", a.description(), ", ", b.description(), ")");
   FERRITE_CHECK(out.shape() == shape, ShapeMismatch, name, ": out is ", out.description(), ", expected shape ",
                 shape_str(shape), " (operands ", a.description(), ", ", b.description(), ")");
-  run_binary(op, a, b, out);
+  frontend::check_writable(name, out);
+  // Each output element reads only the operand elements of its own index, so out may be an
+  // operand itself (a += b); any other overlap, or a strided out, goes through a dense result.
+  const auto same_as = [&](const Tensor& t) {
+    return t.storage() == out.storage() && t.storage_offset() == out.storage_offset() && t.shape() == out.shape() &&
+           t.strides() == out.strides();
+  };
+  const bool safe = (same_as(a) || !frontend::may_overlap(a, out)) && (same_as(b) || !frontend::may_overlap(b, out));
+  if (out.is_contiguous() && safe) {
+    run_binary(op, a, b, out);
+  } else {
+    const Tensor dense = frontend::allocate(shape, out.dtype(), out.device());
+    run_binary(op, a, b, dense);
+    frontend::copy_elements(dense, out);
+  }
   return out;
 }
 

@@ -4,6 +4,7 @@
 #include "ferrite/elementwise.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/elementwise_common.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 namespace {
@@ -14,11 +15,15 @@ void check_bool(const char* op, const char* what, const Tensor& t, const Tensor&
 }
 
 /// Runs where(cond, x, y) into a new tensor of `shape` (already checked).
-Tensor run_where(const char* op, const Tensor& cond, const Tensor& x, const Tensor& y, const Shape& shape) {
-  Tensor out = frontend::allocate(shape, x.dtype(), x.device());
+Tensor run_where(const char* op, const Tensor& cond_in, const Tensor& x_in, const Tensor& y_in, const Shape& shape) {
+  Tensor out = frontend::allocate(shape, x_in.dtype(), x_in.device());
   if (out.numel() == 0) return out;
-  const ElementwiseLayout layout = make_elementwise_layout(shape, {&cond.shape(), &x.shape(), &y.shape()}, op);
-  backend(x.device()).where(cond.buffer(), x.buffer(), y.buffer(), out.buffer(), layout);
+  // Operands are read through their own strides (views cost no copy).
+  const Tensor cond = frontend::elementwise_operand(cond_in), x = frontend::elementwise_operand(x_in),
+               y = frontend::elementwise_operand(y_in);
+  const ElementwiseLayout layout = make_strided_layout(shape, {&cond, &x, &y}, op);
+  backend(x.device()).where(frontend::strided_buffer(cond), frontend::strided_buffer(x), frontend::strided_buffer(y),
+                            out.buffer(), layout);
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include "core/extent.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 namespace {
@@ -184,12 +185,7 @@ Plan plan_product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& 
   return plan;
 }
 
-bool overlaps(const Tensor& x, const Tensor& y) {
-  if (x.nbytes() == 0 || y.nbytes() == 0 || x.device() != y.device()) return false;
-  const auto* x0 = static_cast<const char*>(x.data_ptr());
-  const auto* y0 = static_cast<const char*>(y.data_ptr());
-  return x0 < y0 + y.nbytes() && y0 < x0 + x.nbytes();
-}
+bool overlaps(const Tensor& x, const Tensor& y) { return frontend::may_overlap(x, y); }
 
 void run(const GemmDesc& desc, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.numel() == 0) return;
@@ -238,7 +234,16 @@ const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, do
                 " overlaps an operand (", a.description(), ", ", b.description(), ")");
   plan.desc.alpha = alpha;
   plan.desc.beta = beta;
-  run(plan.desc, a, b, out);
+  if (out.is_contiguous()) {
+    run(plan.desc, a, b, out);
+  } else {
+    // The product is computed into a dense copy of out (read when beta != 0) and written back
+    // through out's strides.
+    frontend::check_writable("matmul", out);
+    const Tensor dense = out.contiguous();
+    run(plan.desc, a, b, dense);
+    frontend::copy_elements(dense, out);
+  }
   return out;
 }
 

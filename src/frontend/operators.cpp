@@ -6,6 +6,7 @@
 
 #include "core/scalar_convert.hpp"
 #include "ferrite/elementwise.hpp"
+#include "ferrite/inplace.hpp"
 #include "frontend/checks.hpp"
 
 namespace ferrite {
@@ -34,22 +35,18 @@ Tensor with_scalar(const char* op, BinaryFn fn, Scalar a, const Tensor& b) {
 /// PyTorch's `/` is true division: integer operands give a floating result. ferrite's div of
 /// integers truncates (and nothing promotes), so `/` on integers would silently differ from
 /// LibTorch; it is refused and the three meanings are named instead.
-Tensor true_divide(const Tensor& a, const Tensor& b) {
+void check_true_division(const Tensor& a, const Tensor& b) {
   const auto not_floating = [](const Tensor& t) {
     return t.defined() && (is_integral(t.dtype()) || t.dtype() == DType::Bool);
   };
   FERRITE_CHECK(!not_floating(a) && !not_floating(b), DTypeMismatch, "operator/: operands ", a.description(), " and ",
                 b.description(), " are not floating; PyTorch's / would divide exactly into a floating result. Use "
                 "x.to(DType::F32) / y for that, div(x, y) to truncate or floor_divide(x, y) to floor");
-  return div(a, b);
 }
 
-/// `a = fn(a, b)`, keeping PyTorch's rule that an in-place result has a's shape and dtype.
-Tensor& assign(const char* op, Tensor& a, const Tensor& result) {
-  FERRITE_CHECK(result.shape() == a.shape(), ShapeMismatch, op, ": the result's shape ", shape_str(result.shape()),
-                " does not match the left operand ", a.description(), " (an in-place result cannot broadcast it)");
-  a = result;
-  return a;
+Tensor true_divide(const Tensor& a, const Tensor& b) {
+  check_true_division(a, b);
+  return div(a, b);
 }
 
 }  // namespace
@@ -94,16 +91,37 @@ FERRITE_BINARY_OPERATOR(^, bitwise_xor)
 Tensor operator-(const Tensor& x) { return neg(x); }
 Tensor operator~(const Tensor& x) { return bitwise_not(x); }
 
-#define FERRITE_COMPOUND_OPERATOR(sym, fn)                                                                       \
-  Tensor& operator sym##=(Tensor& a, const Tensor& b) { return assign("operator" #sym "=", a, fn(a, b)); }       \
-  Tensor& operator sym##=(Tensor& a, Scalar b) {                                                                \
-    return assign("operator" #sym "=", a, with_scalar("operator" #sym "=", fn, a, b));                          \
+// Compound assignment writes into a's storage (through a's strides when it is a view), as in
+// LibTorch; `/=` keeps `/`'s rule that integer tensors are refused.
+namespace {
+const Tensor& divide_in_place(const Tensor& a, const Tensor& b) {
+  check_true_division(a, b);
+  return div_(a, b);
+}
+}  // namespace
+
+#define FERRITE_COMPOUND_OPERATOR(sym, fn)                                                              \
+  Tensor& operator sym##=(Tensor& a, const Tensor& b) {                                                 \
+    fn(a, b);                                                                                           \
+    return a;                                                                                           \
+  }                                                                                                     \
+  Tensor& operator sym##=(Tensor& a, Scalar b) {                                                        \
+    fn(a, scalar_tensor_like("operator" #sym "=", b, a));                                               \
+    return a;                                                                                           \
+  }                                                                                                     \
+  Tensor operator sym##=(Tensor&& a, const Tensor& b) {                                                 \
+    fn(a, b);                                                                                           \
+    return std::move(a);                                                                                \
+  }                                                                                                     \
+  Tensor operator sym##=(Tensor&& a, Scalar b) {                                                        \
+    fn(a, scalar_tensor_like("operator" #sym "=", b, a));                                               \
+    return std::move(a);                                                                                \
   }
 
-FERRITE_COMPOUND_OPERATOR(+, add)
-FERRITE_COMPOUND_OPERATOR(-, sub)
-FERRITE_COMPOUND_OPERATOR(*, mul)
-FERRITE_COMPOUND_OPERATOR(/, true_divide)
+FERRITE_COMPOUND_OPERATOR(+, add_)
+FERRITE_COMPOUND_OPERATOR(-, sub_)
+FERRITE_COMPOUND_OPERATOR(*, mul_)
+FERRITE_COMPOUND_OPERATOR(/, divide_in_place)
 #undef FERRITE_COMPOUND_OPERATOR
 
 }  // namespace ferrite

@@ -11,6 +11,7 @@
 #include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/shape_helpers.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 namespace {
@@ -80,62 +81,24 @@ StridedView make_view(const char* op, const Shape& shape, const std::vector<std:
   return v;
 }
 
-// A sufficient condition for a view to address every element at most once: with the dims
-// (of size > 1) sorted by |stride|, each stride exceeds the span of all smaller ones.
-// Conservative: a few exotic interleaved views that never overlap are refused too.
-bool view_is_one_to_one(const Shape& shape, const std::vector<std::int64_t>& strides) {
-  std::vector<std::pair<__int128, __int128>> dims;  // |stride|, size
-  for (std::size_t k = 0; k < shape.size(); ++k)
-    if (shape[k] > 1) dims.push_back({strides[k] < 0 ? -static_cast<__int128>(strides[k]) : strides[k], shape[k]});
-  std::sort(dims.begin(), dims.end());
-  __int128 span = 0;  // highest offset reachable by the dims so far
-  for (const auto& [stride, size] : dims) {
-    if (stride <= span) return false;
-    span += stride * (size - 1);
-  }
-  return true;
-}
-
-// A copy of src that does not share dst's storage, so an in-place op never reads what it
-// has already overwritten.
-Tensor unaliased(const Tensor& src, const Tensor& dst) {
-  return src.buffer().storage() == dst.buffer().storage() ? src.clone() : src;
-}
-
-Tensor permute_impl(const char* op, const Tensor& x, const std::vector<std::int64_t>& dims) {
-  const std::int64_t rank = x.dim();
-  const auto strides = detail::checked_contiguous_strides(x.shape(), op);
-  Shape out_shape(static_cast<std::size_t>(rank));
-  StridedView src;
-  src.rank = static_cast<int>(rank);
-  for (std::int64_t k = 0; k < rank; ++k) {
-    out_shape[k] = x.shape()[dims[k]];
-    src.sizes[k] = out_shape[k];
-    src.strides[k] = strides[dims[k]];
-  }
-  Tensor out = frontend::allocate(out_shape, x.dtype(), x.device());
-  run_copy(x, src, out, contiguous_view(out_shape));
-  return out;
-}
+// A copy of src that shares no element with dst, so an in-place op never reads what it has
+// already overwritten.
+Tensor unaliased(const Tensor& src, const Tensor& dst) { return frontend::may_overlap(src, dst) ? src.clone() : src; }
 
 }  // namespace
 
 Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1) {
   check_one(Op::Transpose, x);
   const char* op = name_of(Op::Transpose);
-  const std::int64_t a = wrap_dim(op, x, d0), b = wrap_dim(op, x, d1);
-  if (x.dim() == 0) return x.clone();
-  std::vector<std::int64_t> dims(static_cast<std::size_t>(x.dim()));
-  std::iota(dims.begin(), dims.end(), 0);
-  std::swap(dims[a], dims[b]);
-  return permute_impl(op, x, dims);
+  wrap_dim(op, x, d0);
+  wrap_dim(op, x, d1);
+  return x.transpose(d0, d1);  // a view, as torch.transpose; .contiguous() materialises it
 }
 
 Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
   check_one(Op::Permute, x);
   const char* op = name_of(Op::Permute);
   const std::int64_t rank = x.dim();
-  FERRITE_CHECK(rank <= 8, InvalidArgument, op, ": rank ", rank, " of ", x.description(), " is above 8");
   FERRITE_CHECK(static_cast<std::int64_t>(dims.size()) == rank, InvalidArgument, op, ": dims ", shape_str(dims),
                 " is not a permutation of the ", rank, " dims of ", x.description());
   std::vector<std::int64_t> wrapped(dims.size());
@@ -146,8 +109,7 @@ Tensor permute(const Tensor& x, const std::vector<std::int64_t>& dims) {
                   rank, " dims of ", x.description(), " (dim ", wrapped[k], " repeats)");
     seen[wrapped[k]] = true;
   }
-  if (rank == 0) return x.clone();
-  return permute_impl(op, x, wrapped);
+  return x.permute(wrapped);  // a view, as torch.permute
 }
 
 Tensor strided_copy(const Tensor& x, const Shape& shape, const std::vector<std::int64_t>& strides, std::int64_t offset) {
@@ -167,11 +129,20 @@ void strided_scatter(const Tensor& dst, const Tensor& src, const Shape& shape, c
   frontend::check_same_device(op, {&dst, &src});
   frontend::check_same_dtype(op, {&dst, &src});
   frontend::check_supported(Op::StridedScatter, dst.dtype(), dst.device());
+  if (!dst.is_contiguous()) {
+    // The view addresses dst's elements in row-major order: scatter into a dense copy and
+    // write that back through dst's strides.
+    frontend::check_writable(op, dst);
+    const Tensor dense = dst.contiguous();
+    strided_scatter(dense, src, shape, strides, offset);
+    frontend::copy_elements(dense, dst);
+    return;
+  }
   const std::int64_t n = shape_numel(shape);
   FERRITE_CHECK(src.numel() == n, ShapeMismatch, op, ": src ", src.description(), " has ", src.numel(),
                 " elements but the view shape ", shape_str(shape), " has ", n);
   const StridedView dst_view = make_view(op, shape, strides, offset, dst);
-  FERRITE_CHECK(view_is_one_to_one(shape, strides), InvalidArgument, op, ": the view (shape ", shape_str(shape),
+  FERRITE_CHECK(frontend::addresses_each_element_once(shape, strides), InvalidArgument, op, ": the view (shape ", shape_str(shape),
                 ", strides ", shape_str(strides), ") may address an element of ", dst.description(),
                 " more than once; the order of such writes would be undefined");
   run_copy(unaliased(src, dst), contiguous_view(shape), dst, dst_view);
@@ -219,20 +190,12 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
 }
 
 namespace {
-std::vector<Tensor> split_impl(const char* op, const Tensor& x, const std::vector<std::int64_t>& sizes,
-                               std::int64_t d) {
-  const auto strides = detail::checked_contiguous_strides(x.shape(), op);
+// Pieces along d as views of x (torch.split returns views).
+std::vector<Tensor> split_impl(const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t d) {
   std::vector<Tensor> pieces;
   std::int64_t at = 0;
   for (std::int64_t size : sizes) {
-    Shape shape = x.shape();
-    shape[d] = size;
-    StridedView src = contiguous_view(shape);
-    for (int k = 0; k < src.rank; ++k) src.strides[k] = strides[k];
-    src.offset = at * strides[d];
-    Tensor piece = frontend::allocate(shape, x.dtype(), x.device());
-    run_copy(x, src, piece, contiguous_view(shape));
-    pieces.push_back(std::move(piece));
+    pieces.push_back(x.narrow(d, at, size));
     at += size;
   }
   return pieces;
@@ -257,7 +220,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& size
   }
   FERRITE_CHECK(total == x.shape()[d], ShapeMismatch, op, ": sizes ", shape_str(sizes), " add up to ", total,
                 " but dim ", d, " of ", x.description(), " has ", x.shape()[d]);
-  return split_impl(op, x, sizes, d);
+  return split_impl(x, sizes, d);
 }
 
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
@@ -273,7 +236,7 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
   std::vector<std::int64_t> sizes;
   if (size == 0) sizes = detail::host_scratch<std::int64_t>(n, op, 0);
   for (std::int64_t at = 0; piece > 0 && at < size; at += piece) sizes.push_back(std::min(piece, size - at));
-  return split_impl(op, x, sizes, d);
+  return split_impl(x, sizes, d);
 }
 
 Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {
@@ -314,6 +277,7 @@ Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
   const char* op = name_of(Op::Roll);
   const std::int64_t d = wrap_dim(op, x, dim);
   if (x.dim() == 0 || x.numel() == 0) return x.clone();
+  const Tensor dense = x.contiguous();  // read twice below: materialise a strided x once
   const std::int64_t n = x.shape()[d];
   const std::int64_t s = ((shift % n) + n) % n;
   Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
@@ -324,7 +288,7 @@ Tensor roll(const Tensor& x, std::int64_t shift, std::int64_t dim) {
     src.sizes[d] = dst.sizes[d] = len;
     src.offset = from * strides[d];
     dst.offset = to * strides[d];
-    run_copy(x, src, out, dst);
+    run_copy(dense, src, out, dst);
   };
   piece(0, s, n - s);
   piece(n - s, 0, s);
@@ -346,11 +310,9 @@ void slice_write(const Tensor& cache, const Tensor& src, std::int64_t pos) {
   const std::int64_t max_len = cache.shape()[1];
   FERRITE_CHECK(pos >= 0 && pos < max_len, IndexOutOfRange, op, ": position ", pos, " is outside [0, ", max_len,
                 ") of cache ", cache.description());
-  const auto strides = detail::checked_contiguous_strides(cache.shape(), op);
-  StridedView dst = contiguous_view(row_shape);
-  for (int k = 0; k < dst.rank; ++k) dst.strides[k] = strides[k == 0 ? 0 : k + 1];
-  dst.offset = pos * strides[1];
-  run_copy(unaliased(src, cache), contiguous_view(row_shape), cache, dst);
+  const Tensor row = cache.select(1, pos);  // a view of any cache, strided or not
+  frontend::check_writable(op, row);
+  frontend::copy_elements(unaliased(src, cache), row);
 }
 
 Tensor slice_read(const Tensor& cache, std::int64_t len) {
@@ -361,14 +323,7 @@ Tensor slice_read(const Tensor& cache, std::int64_t len) {
   const std::int64_t max_len = cache.shape()[1];
   FERRITE_CHECK(len >= 0 && len <= max_len, IndexOutOfRange, op, ": length ", len, " is outside [0, ", max_len,
                 "] of cache ", cache.description());
-  Shape out_shape = cache.shape();
-  out_shape[1] = len;
-  const auto strides = detail::checked_contiguous_strides(cache.shape(), op);
-  StridedView src = contiguous_view(out_shape);
-  for (int k = 0; k < src.rank; ++k) src.strides[k] = strides[k];
-  Tensor out = frontend::allocate(out_shape, cache.dtype(), cache.device());
-  run_copy(cache, src, out, contiguous_view(out_shape));
-  return out;
+  return cache.narrow(1, 0, len);  // a view, as cache[:, :len] in PyTorch
 }
 
 }  // namespace ferrite

@@ -108,7 +108,7 @@ TEST(Operators, Bitwise) {
   EXPECT_EQ(expect_error([] { (void)(zeros({2}) & zeros({2})); }, ErrorKind::Unsupported, "bitwise_and: dtype F32"), "");
 }
 
-TEST(Operators, CompoundAssignmentRebinds) {
+TEST(Operators, CompoundAssignmentWritesInPlace) {
   Tensor x = from_vector<float>({1, 2}, {2});
   const Tensor before = x;
   x += 1;
@@ -116,9 +116,13 @@ TEST(Operators, CompoundAssignmentRebinds) {
   x -= 0.5;
   x /= 2;
   EXPECT_EQ(x.to_vector<float>(), (std::vector<float>{1.75f, 4.25f}));
-  // The old handle keeps its values: compound assignment makes a new tensor (views and true
-  // in-place writes come with strided tensors).
-  EXPECT_EQ(before.to_vector<float>(), (std::vector<float>{1, 2}));
+  // As LibTorch: the writes land in x's storage, so every handle sharing it sees them.
+  EXPECT_EQ(before.to_vector<float>(), (std::vector<float>{1.75f, 4.25f}));
+  // Through a view made on the spot: only row 1 changes.
+  Tensor grid = from_vector<float>({1, 2, 3, 4}, {2, 2});
+  grid.select(0, 1) *= 10;
+  grid.select(1, 0) += 0.5;
+  EXPECT_EQ(grid.to_vector<float>(), (std::vector<float>{1.5f, 2, 30.5f, 40}));
   Tensor i = from_vector<std::int64_t>({5}, {1});
   i += 2;
   EXPECT_EQ(i.dtype(), DType::I64);
@@ -126,9 +130,11 @@ TEST(Operators, CompoundAssignmentRebinds) {
   // As PyTorch: the result must keep x's shape; x cannot grow by broadcasting.
   Tensor small = zeros({3});
   EXPECT_EQ(expect_error([&] { small += zeros({2, 3}); }, ErrorKind::ShapeMismatch,
-                         "operator+=: the result's shape [2, 3] does not match the left operand [3] F32 cpu"),
+                         "add: out is [3] F32 cpu, expected shape [2, 3]"),
             "");
   EXPECT_EQ(small.shape(), Shape{3});  // unchanged after the error
+  EXPECT_EQ(small.to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  EXPECT_EQ(expect_error([&] { i /= 2; }, ErrorKind::DTypeMismatch, "operator/: operands"), "");
   EXPECT_EQ(expect_error([&] { i += 0.5; }, ErrorKind::DTypeMismatch, "operator+=: floating-point scalar 0.5"), "");
 }
 

@@ -1,0 +1,180 @@
+#include "frontend/strided.hpp"
+
+#include <algorithm>
+#include <utility>
+#include <vector>
+
+#include "frontend/checks.hpp"
+#include "frontend/shape_helpers.hpp"
+
+namespace ferrite::frontend {
+namespace {
+
+// Dims of size 1 dropped, then adjacent dims merged wherever every operand steps across the
+// pair as across one dim. Returns (sizes, strides per operand), outermost first.
+struct MergedDims {
+  std::vector<std::int64_t> sizes;
+  std::vector<std::vector<std::int64_t>> strides;
+};
+
+MergedDims merge_dims(const Shape& shape, const std::vector<const Strides*>& operands) {
+  MergedDims m;
+  m.strides.resize(operands.size());
+  for (std::size_t d = 0; d < shape.size(); ++d) {
+    if (shape[d] == 1) continue;
+    bool mergeable = !m.sizes.empty();
+    for (std::size_t k = 0; k < operands.size() && mergeable; ++k)
+      mergeable = m.strides[k].back() == (*operands[k])[d] * shape[d];
+    if (mergeable) {
+      m.sizes.back() *= shape[d];
+      for (std::size_t k = 0; k < operands.size(); ++k) m.strides[k].back() = (*operands[k])[d];
+    } else {
+      m.sizes.push_back(shape[d]);
+      for (std::size_t k = 0; k < operands.size(); ++k) m.strides[k].push_back((*operands[k])[d]);
+    }
+  }
+  return m;
+}
+
+}  // namespace
+
+Buffer storage_buffer(const Tensor& t) {
+  const std::shared_ptr<Storage>& storage = t.storage();
+  return Buffer(storage, t.dtype(), static_cast<std::int64_t>(storage->bytes() / t.element_size()), 0);
+}
+
+StridedView storage_view(const Tensor& t) {
+  FERRITE_CHECK(t.dim() <= kMaxViewDims, Unsupported, "a strided view of rank ", t.dim(), " (", t.description(),
+                ") is more than the ", kMaxViewDims, " dims a copy supports; call contiguous() on a lower-rank view");
+  StridedView v;
+  v.rank = static_cast<int>(t.dim());
+  v.offset = t.storage_offset();
+  for (int k = 0; k < v.rank; ++k) {
+    v.sizes[k] = t.shape()[static_cast<std::size_t>(k)];
+    v.strides[k] = t.strides()[static_cast<std::size_t>(k)];
+  }
+  return v;
+}
+
+void copy_elements(const Tensor& src, const Tensor& dst) {
+  if (dst.numel() == 0) return;
+  const MergedDims m = merge_dims(dst.shape(), {&src.strides(), &dst.strides()});
+  FERRITE_CHECK(m.sizes.size() <= static_cast<std::size_t>(kMaxViewDims), Unsupported, "copy: the views ",
+                src.description(), " and ", dst.description(), " need ", m.sizes.size(),
+                " dims after merging, more than the ", kMaxViewDims, " supported");
+  StridedView from, to;
+  from.rank = to.rank = std::max<int>(1, static_cast<int>(m.sizes.size()));
+  from.offset = src.storage_offset();
+  to.offset = dst.storage_offset();
+  if (m.sizes.empty()) {  // one element
+    from.sizes[0] = to.sizes[0] = 1;
+    from.strides[0] = to.strides[0] = 1;
+  }
+  for (std::size_t k = 0; k < m.sizes.size(); ++k) {
+    from.sizes[k] = to.sizes[k] = m.sizes[k];
+    from.strides[k] = m.strides[0][k];
+    to.strides[k] = m.strides[1][k];
+  }
+  shape_ops_of(dst.device()).copy_view(storage_buffer(src), from, storage_buffer(dst), to);
+}
+
+Tensor elementwise_operand(const Tensor& t) {
+  if (t.is_contiguous() || t.numel() == 0) return t;
+  const MergedDims m = merge_dims(t.shape(), {&t.strides()});
+  if (m.sizes.size() > static_cast<std::size_t>(kMaxElementwiseDims)) return t.contiguous();
+  if (!m.sizes.empty() && m.strides[0].back() == 1) {
+    const auto grid = static_cast<std::int64_t>(16 / t.element_size());
+    for (std::size_t k = 0; k + 1 < m.sizes.size(); ++k)
+      if (m.strides[0][k] % grid != 0) return t.contiguous();
+  }
+  return t;
+}
+
+Buffer strided_buffer(const Tensor& t) {
+  if (t.is_contiguous() || t.numel() == 0) return t.buffer();
+  std::int64_t span = 1;
+  for (std::size_t k = 0; k < t.shape().size(); ++k) span += (t.shape()[k] - 1) * t.strides()[k];
+  return Buffer(t.storage(), t.dtype(), span, t.storage_offset());
+}
+
+void cast_elements(const Tensor& x, const Tensor& out) {
+  if (x.numel() == 0) return;
+  backend(x.device()).cast(x.buffer(), out.buffer());
+}
+
+std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, const Shape& target) {
+  Strides result(target.size());
+  const std::int64_t numel = shape_numel(shape);
+  if (numel == 0 || shape.empty()) {
+    // No element is addressed (or one, for rank 0): any strides do; use the row-major ones.
+    std::int64_t running = 1;
+    for (std::size_t k = target.size(); k-- > 0;) {
+      result[k] = running;
+      running *= std::max<std::int64_t>(target[k], 1);
+    }
+    return result;
+  }
+  // Walk both shapes from the innermost dim in chunks: a chunk of `shape` is a run of dims
+  // that are contiguous with each other (each stride = next stride * next size); a target
+  // chunk of the same element count can take any shape over it, with strides derived from
+  // the chunk's innermost stride. A target chunk that straddles two source chunks has no
+  // single stride: no view.
+  std::int64_t target_dim = static_cast<std::int64_t>(target.size()) - 1;
+  std::int64_t chunk_stride = strides.back();
+  std::int64_t source_count = 1, target_count = 1;
+  for (std::int64_t d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
+    source_count *= shape[static_cast<std::size_t>(d)];
+    const bool chunk_ends =
+        d == 0 || (shape[static_cast<std::size_t>(d - 1)] != 1 &&
+                   strides[static_cast<std::size_t>(d - 1)] != source_count * chunk_stride);
+    if (!chunk_ends) continue;
+    while (target_dim >= 0 && (target_count < source_count || target[static_cast<std::size_t>(target_dim)] == 1)) {
+      result[static_cast<std::size_t>(target_dim)] = target_count * chunk_stride;
+      target_count *= target[static_cast<std::size_t>(target_dim)];
+      --target_dim;
+    }
+    if (target_count != source_count) return std::nullopt;
+    if (d > 0) {
+      chunk_stride = strides[static_cast<std::size_t>(d - 1)];
+      source_count = target_count = 1;
+    }
+  }
+  if (target_dim != -1) return std::nullopt;
+  return result;
+}
+
+bool addresses_each_element_once(const Shape& shape, const Strides& strides) {
+  std::vector<std::pair<__int128, __int128>> dims;  // stride, size
+  for (std::size_t k = 0; k < shape.size(); ++k) {
+    if (shape[k] == 0) return true;  // nothing addressed
+    if (shape[k] > 1) dims.push_back({strides[k] < 0 ? -static_cast<__int128>(strides[k]) : strides[k], shape[k]});
+  }
+  std::sort(dims.begin(), dims.end());
+  __int128 span = 0;
+  for (const auto& [stride, size] : dims) {
+    if (stride <= span) return false;
+    span += stride * (size - 1);
+  }
+  return true;
+}
+
+void check_writable(const char* op, const Tensor& t) {
+  FERRITE_CHECK(addresses_each_element_once(t.shape(), t.strides()), InvalidArgument, op, ": ", t.description(),
+                " with strides ", shape_str(t.strides()),
+                " cannot be written in place: more than one of its elements refers to a single memory location "
+                "(an expanded view); clone() it first");
+}
+
+bool may_overlap(const Tensor& a, const Tensor& b) {
+  if (a.storage() != b.storage() || a.numel() == 0 || b.numel() == 0) return false;
+  auto range = [](const Tensor& t) {
+    __int128 lo = t.storage_offset(), hi = t.storage_offset();
+    for (std::size_t k = 0; k < t.shape().size(); ++k) hi += static_cast<__int128>(t.shape()[k] - 1) * t.strides()[k];
+    return std::pair{lo, hi};
+  };
+  const auto [alo, ahi] = range(a);
+  const auto [blo, bhi] = range(b);
+  return alo <= bhi && blo <= ahi;
+}
+
+}  // namespace ferrite::frontend

@@ -1,0 +1,53 @@
+// The front end's strided-tensor steps: copying between views, the stride arithmetic of
+// view/reshape, and the checks in-place ops make before writing through a view.
+#pragma once
+
+#include <optional>
+
+#include "ferrite/backend_families/shape_ops.hpp"
+#include "ferrite/tensor.hpp"
+
+namespace ferrite::frontend {
+
+/// dst[i] = src[i] for every multi-index i: one strided read into one strided write on the
+/// tensors' device. Same shape, dtype and device (the caller checked); dst must not address
+/// an element twice. Dims are merged where both sides allow, so most copies reach the
+/// backend as rank 1 or 2.
+void copy_elements(const Tensor& src, const Tensor& dst);
+
+/// out = x converted to out's dtype; out is contiguous with x's shape. A strided x is read
+/// through a dense copy.
+void cast_elements(const Tensor& x, const Tensor& out);
+
+/// The strides that give `target` (same numel) over the elements of a tensor of `shape` and
+/// `strides` without moving them, or nothing when no such strides exist (torch.view's rule).
+std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, const Shape& target);
+
+/// Whether a view of `shape` and `strides` addresses each element at most once (a sufficient
+/// test: sorted by stride, each stride exceeds the span of the smaller ones; size-1 and
+/// empty views always pass).
+bool addresses_each_element_once(const Shape& shape, const Strides& strides);
+
+/// Throws InvalidArgument naming `op` when `t` cannot be written in place: an expanded or
+/// otherwise self-overlapping view (PyTorch: "unsupported operation: more than one element of
+/// the written-to tensor refers to a single memory location").
+void check_writable(const char* op, const Tensor& t);
+
+/// Whether two tensors may share elements (the same storage and intersecting element ranges).
+bool may_overlap(const Tensor& a, const Tensor& b);
+
+/// For the elementwise engines, which read each operand through its strides: `t` itself, or a
+/// dense copy where the GPU engine could not read it directly (a view of more than
+/// kMaxElementwiseDims dims, or rows that start off the 16-byte grid that its vector loads
+/// need while the innermost stride is 1).
+Tensor elementwise_operand(const Tensor& t);
+/// The Buffer an elementwise engine reads `t` through: from t's first element to the last
+/// element its strides reach (t.buffer() for a contiguous tensor).
+Buffer strided_buffer(const Tensor& t);
+
+/// The StridedView of a tensor relative to its storage's first element (rank <= kMaxViewDims).
+StridedView storage_view(const Tensor& t);
+/// A Buffer spanning the whole storage of `t` (offset 0), for use with storage_view.
+Buffer storage_buffer(const Tensor& t);
+
+}  // namespace ferrite::frontend

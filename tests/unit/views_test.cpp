@@ -1,0 +1,207 @@
+// Strided views (issue 12): shapes, strides and offsets as PyTorch documents them, values
+// against copy-based computations, writes through views, and the refusals.
+#include <gtest/gtest.h>
+
+#include <numeric>
+
+#include "ferrite/ferrite.hpp"
+#include "conformance/conformance.hpp"
+
+namespace {
+
+using namespace ferrite;
+using conformance::expect_error;
+
+Tensor iota_f32(Shape shape) {
+  const std::int64_t n = shape_numel(shape);
+  return arange(0, static_cast<double>(n), 1, DType::F32).reshape(std::move(shape));
+}
+
+std::vector<float> values(const Tensor& t) { return t.to_vector<float>(); }
+
+TEST(Views, ShapesStridesAndOffsetsMatchPyTorch) {
+  const Tensor x = iota_f32({2, 3, 4});
+  EXPECT_EQ(x.strides(), (Strides{12, 4, 1}));
+  EXPECT_TRUE(x.is_contiguous());
+
+  const Tensor t = x.transpose(0, 2);  // torch: size (4, 3, 2), stride (1, 4, 12)
+  EXPECT_EQ(t.shape(), (Shape{4, 3, 2}));
+  EXPECT_EQ(t.strides(), (Strides{1, 4, 12}));
+  EXPECT_FALSE(t.is_contiguous());
+  EXPECT_EQ(t.storage(), x.storage());
+
+  const Tensor s = x.slice(2, 1, 4, 2);  // x[:, :, 1:4:2]: size (2, 3, 2), stride (12, 4, 2), offset 1
+  EXPECT_EQ(s.shape(), (Shape{2, 3, 2}));
+  EXPECT_EQ(s.strides(), (Strides{12, 4, 2}));
+  EXPECT_EQ(s.storage_offset(), 1);
+  EXPECT_EQ(values(s), (std::vector<float>{1, 3, 5, 7, 9, 11, 13, 15, 17, 19, 21, 23}));
+
+  const Tensor sel = x.select(1, -1);  // x[:, -1]: size (2, 4), stride (12, 1), offset 8
+  EXPECT_EQ(sel.shape(), (Shape{2, 4}));
+  EXPECT_EQ(sel.strides(), (Strides{12, 1}));
+  EXPECT_EQ(sel.storage_offset(), 8);
+  EXPECT_EQ(values(sel), (std::vector<float>{8, 9, 10, 11, 20, 21, 22, 23}));
+
+  const Tensor n = x.narrow(1, 1, 2);
+  EXPECT_EQ(n.shape(), (Shape{2, 2, 4}));
+  EXPECT_EQ(n.storage_offset(), 4);
+
+  const Tensor u = x.unsqueeze(1);  // torch: size (2, 1, 3, 4), stride (12, 12, 4, 1)
+  EXPECT_EQ(u.strides(), (Strides{12, 12, 4, 1}));
+  EXPECT_EQ(x.unsqueeze(-1).strides(), (Strides{12, 4, 1, 1}));
+  EXPECT_EQ(u.squeeze().shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(u.squeeze(1).shape(), (Shape{2, 3, 4}));
+  EXPECT_EQ(u.squeeze(0).shape(), (Shape{2, 1, 3, 4}));  // size 2: unchanged, as PyTorch
+
+  const Tensor p = x.permute({2, 0, 1});  // size (4, 2, 3), stride (1, 12, 4)
+  EXPECT_EQ(p.strides(), (Strides{1, 12, 4}));
+  EXPECT_EQ(values(p.contiguous()), values(permute(x, {2, 0, 1}).contiguous()));
+
+  const Tensor e = from_vector<float>({1, 2, 3}, {3, 1}).expand({3, 4});  // stride (1, 0)
+  EXPECT_EQ(e.strides(), (Strides{1, 0}));
+  EXPECT_EQ(values(e), (std::vector<float>{1, 1, 1, 1, 2, 2, 2, 2, 3, 3, 3, 3}));
+  EXPECT_EQ(from_vector<float>({7}, {}).expand({2, 2}).strides(), (Strides{0, 0}));
+
+  const Tensor m = iota_f32({3, 4});
+  EXPECT_EQ(m.t().strides(), (Strides{1, 4}));
+  EXPECT_EQ(x.mT().shape(), (Shape{2, 4, 3}));
+  EXPECT_EQ(values(m.diagonal()), (std::vector<float>{0, 5, 10}));
+  EXPECT_EQ(m.diagonal().strides(), (Strides{5}));
+  EXPECT_EQ(values(m.diagonal(1)), (std::vector<float>{1, 6, 11}));
+  EXPECT_EQ(values(m.diagonal(-1)), (std::vector<float>{4, 9}));
+  EXPECT_EQ(m.diagonal(9).shape(), (Shape{0}));
+
+  const Tensor w = arange(0, 7, 1, DType::F32).unfold(0, 3, 2);  // torch: size (3, 3), stride (2, 1)
+  EXPECT_EQ(w.shape(), (Shape{3, 3}));
+  EXPECT_EQ(w.strides(), (Strides{2, 1}));
+  EXPECT_EQ(values(w), (std::vector<float>{0, 1, 2, 2, 3, 4, 4, 5, 6}));
+
+  const Tensor a = x.as_strided({3, 2}, {1, 3}, 2);
+  EXPECT_EQ(values(a), (std::vector<float>{2, 5, 3, 6, 4, 7}));
+  EXPECT_EQ(x.flatten(1).shape(), (Shape{2, 12}));
+  EXPECT_EQ(x.flatten(1).storage(), x.storage());
+  EXPECT_EQ(x.unflatten(2, {2, -1}).shape(), (Shape{2, 3, 2, 2}));
+  EXPECT_EQ(x.view({6, 4}).strides(), (Strides{4, 1}));
+}
+
+TEST(Views, ReshapeIsAViewWhenStridesAllowAndACopyOtherwise) {
+  const Tensor x = iota_f32({4, 6});
+  const Tensor rows = x.slice(0, 0, 4, 2);  // [2, 6], stride (12, 1): [2, 6] -> [2, 2, 3] is a view
+  EXPECT_EQ(rows.reshape({2, 2, 3}).storage(), x.storage());
+  EXPECT_EQ(rows.view({2, 2, 3}).strides(), (Strides{12, 3, 1}));
+  const Tensor t = x.t();  // [6, 4] stride (1, 6): flattening needs a copy
+  const Tensor flat = t.reshape({24});
+  EXPECT_NE(flat.storage(), x.storage());
+  EXPECT_EQ(values(flat), values(t.contiguous().reshape({24})));
+  EXPECT_EQ(expect_error([&] { (void)t.view({24}); }, ErrorKind::ShapeMismatch, "view: [6, 4] F32 cpu with strides [1, 6] cannot be viewed as [24]"), "");
+}
+
+TEST(Views, WritesThroughViewsChangeTheBase) {
+  const Tensor x = zeros({3, 4});
+  x.select(0, 1).fill_(5);
+  x.select(1, 3).add_(1);
+  x.slice(1, 0, 4, 2).select(0, 2).copy_(from_vector<float>({7, 8}, {2}));  // a view of a view
+  x.t().select(0, 1).mul_(2);  // column 1 through a transposed view
+  EXPECT_EQ(values(x), (std::vector<float>{0, 0, 0, 1, 5, 10, 5, 6, 7, 0, 8, 1}));
+  x.diagonal().zero_();
+  EXPECT_EQ(values(x), (std::vector<float>{0, 0, 0, 1, 5, 0, 5, 6, 7, 0, 0, 1}));
+  // clamp_ and masked_fill_ through a strided view.
+  x.t().clamp_(std::nullopt, 5.5);
+  EXPECT_EQ(values(x), (std::vector<float>{0, 0, 0, 1, 5, 0, 5, 5.5f, 5.5f, 0, 0, 1}));
+  x.slice(0, 0, 3, 2).masked_fill_(from_vector(std::vector<bool>{true, false, false, true}, {4}), -1);
+  EXPECT_EQ(values(x), (std::vector<float>{-1, 0, 0, -1, 5, 0, 5, 5.5f, -1, 0, 0, -1}));
+  // copy_ broadcasts and converts.
+  x.select(0, 0).copy_(from_vector<std::int64_t>({3}, {1}));
+  EXPECT_EQ(values(x.select(0, 0)), (std::vector<float>{3, 3, 3, 3}));
+}
+
+TEST(Views, OverlappingOperandsAreReadBeforeWritten) {
+  const Tensor x = iota_f32({3, 3});
+  const Tensor expected = add(x, x.t().contiguous());
+  x.add_(x.t());  // reads x.t() entirely before any write
+  EXPECT_EQ(values(x), values(expected));
+  const Tensor y = arange(0, 6, 1, DType::F32);
+  y.slice(0, 1, 6).copy_(y.slice(0, 0, 5));  // shift right by one, as memmove would
+  EXPECT_EQ(values(y), (std::vector<float>{0, 0, 1, 2, 3, 4}));
+}
+
+TEST(Views, ExpandedViewsAndOtherRefusals) {
+  const Tensor e = zeros({1, 3}).expand({2, 3});
+  EXPECT_EQ(expect_error([&] { e.fill_(1); }, ErrorKind::InvalidArgument,
+                         "more than one of its elements refers to a single memory location"),
+            "");
+  EXPECT_EQ(expect_error([&] { e.add_(1); }, ErrorKind::InvalidArgument, "single memory location"), "");
+  EXPECT_EQ(expect_error([&] { copy_(e, ones({2, 3})); }, ErrorKind::InvalidArgument, "single memory location"), "");
+  const Tensor x = iota_f32({2, 3});
+  EXPECT_EQ(expect_error([&] { (void)x.select(1, 3); }, ErrorKind::IndexOutOfRange, "select: index 3 is out of range for dim 1 of size 3"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.narrow(0, 1, 2); }, ErrorKind::IndexOutOfRange, "narrow: start 1 + length 2 exceeds dim 0"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.slice(0, 0, 2, 0); }, ErrorKind::InvalidArgument, "slice: step must be positive"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.expand({3, 3}); }, ErrorKind::ShapeMismatch, "expand: [2, 3] F32 cpu cannot expand to [3, 3]"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.as_strided({2, 3}, {3, 2}); }, ErrorKind::IndexOutOfRange, "as_strided: shape [2, 3], strides [3, 2] and offset 0 reach past the 6 elements"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.as_strided({2}, {-1}); }, ErrorKind::InvalidArgument, "negative stride"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.permute({0, 0}); }, ErrorKind::InvalidArgument, "permute: dim 0 appears twice"), "");
+  EXPECT_EQ(expect_error([&] { (void)iota_f32({2, 2, 2}).t(); }, ErrorKind::InvalidArgument, "t: expects a tensor with <= 2 dims"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.unfold(1, 4, 1); }, ErrorKind::IndexOutOfRange, "unfold: size 4 exceeds dim 1 of size 3"), "");
+  EXPECT_EQ(expect_error([&] { (void)x.unflatten(1, {2, 2}); }, ErrorKind::ShapeMismatch, "unflatten: sizes [2, 2] do not multiply to dim 1 of size 3"), "");
+  EXPECT_EQ(expect_error([&] { x.add_(zeros({2, 2, 3})); }, ErrorKind::ShapeMismatch, "add: out is [2, 3] F32 cpu, expected shape [2, 2, 3]"), "");
+}
+
+TEST(Views, ZeroSizeAndZeroStrideViews) {
+  const Tensor x = iota_f32({3, 4});
+  const Tensor empty_rows = x.slice(0, 2, 1);  // start > end: empty
+  EXPECT_EQ(empty_rows.shape(), (Shape{0, 4}));
+  EXPECT_EQ(empty_rows.contiguous().numel(), 0);
+  EXPECT_EQ((empty_rows + 1).shape(), (Shape{0, 4}));
+  EXPECT_EQ(zeros({0, 4}).select(1, 2).shape(), (Shape{0}));
+  EXPECT_EQ(sum(x.slice(1, 4, 4), 1).to_vector<float>(), (std::vector<float>{0, 0, 0}));
+  const Tensor broadcast_row = from_vector<float>({1, 2, 3, 4}, {4}).expand({3, 4});
+  EXPECT_EQ(values(add(x, broadcast_row)), values(add(x, from_vector<float>({1, 2, 3, 4}, {4}))));
+  EXPECT_EQ(values(sum(broadcast_row, 0)), (std::vector<float>{3, 6, 9, 12}));
+  // A 0-d view.
+  const Tensor scalar = x.select(0, 2).select(0, 3);
+  EXPECT_EQ(scalar.dim(), 0);
+  EXPECT_EQ(scalar.item<float>(), 11);
+}
+
+TEST(Views, StorageOutlivesItsFirstOwnerThroughAView) {
+  Tensor view;
+  {
+    const Tensor base = iota_f32({4, 4});
+    view = base.t().slice(0, 1, 3);
+  }
+  EXPECT_EQ(values(view), (std::vector<float>{1, 5, 9, 13, 2, 6, 10, 14}));
+  view.fill_(0);
+  EXPECT_EQ(values(view), (std::vector<float>(8, 0)));
+}
+
+TEST(Views, OpsOnViewsMatchOpsOnCopies) {
+  const Tensor x = iota_f32({5, 6}).mul_(0.25).sub_(3);
+  const Tensor tv = x.t();                      // transposed
+  const Tensor sv = x.slice(1, 1, 6, 2);        // strided columns, offset 1
+  for (const Tensor& v : {tv, sv}) {
+    const Tensor c = v.contiguous();
+    EXPECT_EQ(values(add(v, v)), values(add(c, c)));
+    EXPECT_EQ(values(mul(v, 2.0 * ones(v.shape()))), values(mul(c, 2.0 * ones(c.shape()))));
+    EXPECT_EQ(values(exp(v)), values(exp(c)));
+    EXPECT_EQ(values(softmax(v, -1)), values(softmax(c, -1)));
+    EXPECT_EQ(values(sum(v, 0)), values(sum(c, 0)));
+    EXPECT_EQ(values(cumsum(v, 1)), values(cumsum(c, 1)));
+    EXPECT_EQ(values(where(v > 0, v, -v)), values(where(c > 0, c, -c)));
+    EXPECT_EQ(values(v.to(DType::F64).to(DType::F32)), values(c));
+    EXPECT_EQ(values(matmul(v, v.mT())), values(matmul(c, c.mT().contiguous())));
+    EXPECT_EQ(v.to_bytes(), c.to_bytes());
+    EXPECT_EQ(to_string(v), to_string(c));
+  }
+  // matmul into a strided out.
+  const Tensor out = zeros({4, 4});
+  matmul_out(out.t(), iota_f32({4, 2}), iota_f32({2, 4}), 1, 0);
+  EXPECT_EQ(values(out), values(matmul(iota_f32({4, 2}), iota_f32({2, 4})).t().contiguous()));
+  // The seed's copying transpose is transpose(...).contiguous().
+  EXPECT_EQ(values(transpose(iota_f32({2, 3}), 0, 1).contiguous()), (std::vector<float>{0, 3, 1, 4, 2, 5}));
+  // split and chunk are views.
+  const std::vector<Tensor> parts = chunk(x, 3, 1);
+  EXPECT_EQ(parts[1].storage(), x.storage());
+  EXPECT_EQ(values(parts[1]), values(x.narrow(1, 2, 2).contiguous()));
+}
+
+}  // namespace
