@@ -104,6 +104,68 @@ TEST_P(Conformance, MatchesReference) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, Conformance, ::testing::ValuesIn(all_params()), param_name);
 
+// The strided pass: every case again with each input replaced by a non-contiguous view of the
+// same values (a transposed storage for rank >= 2, every other element from offset 1 for rank
+// 1, a storage offset for rank 0). Ops read views through their strides or through one dense
+// copy, so the results must be bit for bit those of the contiguous inputs.
+Tensor strided_twin(const Tensor& t) {
+  if (t.dim() == 0) {
+    const Tensor base = empty({2}, t.dtype(), t.device());
+    const Tensor view = base.select(0, 1);
+    view.copy_(t);
+    return view;
+  }
+  if (t.dim() == 1) {
+    const std::int64_t n = t.size(0);
+    const Tensor base = empty({2 * n + 1}, t.dtype(), t.device());
+    const Tensor view = base.slice(0, 1, 2 * n + 1, 2);
+    view.copy_(t);
+    return view;
+  }
+  Shape swapped = t.shape();
+  std::swap(swapped[swapped.size() - 1], swapped[swapped.size() - 2]);
+  const Tensor view = empty(swapped, t.dtype(), t.device()).transpose(-1, -2);
+  view.copy_(t);
+  return view;
+}
+
+class StridedConformance : public ::testing::TestWithParam<Param> {};
+
+TEST_P(StridedConformance, ViewsGiveTheSameResultsAsContiguousInputs) {
+  const Entry& entry = registry()[GetParam().entry];
+  const DType dtype = GetParam().dtype;
+  Rng rng(case_seed(base_seed(), entry.op, dtype));
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  SCOPED_TRACE("inputs of base seed " + std::to_string(base_seed()) + "; repeat with: FERRITE_TEST_SEED=" +
+               std::to_string(base_seed()) + " ferrite_conformance --backend=" + (g_device.is_cpu() ? "cpu" : "cuda") +
+               " --gtest_filter=" + test->test_suite_name() + "." + test->name());
+  auto run = [&](const Case& c) -> std::vector<Tensor> {
+    if (entry.run_outputs) return entry.run_outputs(c);
+    return {entry.run(c.inputs)};
+  };
+  for (const Case& c : entry.cases(dtype, rng)) {
+    SCOPED_TRACE(entry.op + " " + std::string(dtype_name(dtype)) + " case " + c.label);
+    Case dense = c, strided = c;
+    for (std::size_t k = 0; k < c.inputs.size(); ++k) {
+      dense.inputs[k] = c.inputs[k].to(g_device);
+      strided.inputs[k] = strided_twin(dense.inputs[k]);
+      ASSERT_EQ(strided.inputs[k].to_bytes(), dense.inputs[k].to_bytes()) << "input " << k << " twin";
+    }
+    const std::vector<Tensor> expected = run(dense);
+    const std::vector<Tensor> actual = run(strided);
+    ASSERT_EQ(actual.size(), expected.size());
+    for (std::size_t i = 0; i < actual.size(); ++i) {
+      EXPECT_EQ(actual[i].shape(), expected[i].shape()) << "output " << i;
+      EXPECT_EQ(actual[i].dtype(), expected[i].dtype()) << "output " << i;
+      EXPECT_TRUE(actual[i].to_bytes() == expected[i].to_bytes())
+          << "output " << i << " from strided inputs differs from the contiguous inputs' result: "
+          << compare(actual[i].to(Device::cpu()), expected[i].to(Device::cpu()), {});
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Ops, StridedConformance, ::testing::ValuesIn(all_params()), param_name);
+
 // The default seed must give the same inputs on every run (the suite is repeatable). A few
 // entries that draw inputs in different ways (random, extremes, special rows, near-one
 // products, forward outputs as inputs), one dtype each, keep this quick.
