@@ -196,6 +196,11 @@ TEST(Views, OpsOnViewsMatchOpsOnCopies) {
   const Tensor out = zeros({4, 4});
   matmul_out(out.t(), iota_f32({4, 2}), iota_f32({2, 4}), 1, 0);
   EXPECT_EQ(values(out), values(matmul(iota_f32({4, 2}), iota_f32({2, 4})).t().contiguous()));
+  // permute is a view at any rank (it was limited to rank 8 as a copy).
+  const Tensor high = iota_f32({2, 1, 2, 1, 2, 1, 2, 1, 2});
+  const Tensor reversed = permute(high, {8, 7, 6, 5, 4, 3, 2, 1, 0});
+  EXPECT_EQ(reversed.shape(), (Shape{2, 1, 2, 1, 2, 1, 2, 1, 2}));
+  EXPECT_EQ(values(reversed.contiguous().reshape({32})).at(1), 16);  // the first dim now steps by 1
   // The seed's copying transpose is transpose(...).contiguous().
   EXPECT_EQ(values(transpose(iota_f32({2, 3}), 0, 1).contiguous()), (std::vector<float>{0, 3, 1, 4, 2, 5}));
   // split and chunk are views.
