@@ -1,10 +1,11 @@
 // Factories beyond empty/zeros/full/arange/from_vector (tensor.hpp), with PyTorch's names and
-// semantics: ones, the *_like family, eye, linspace, logspace, and tensor({...}) from
-// initializer lists.
+// semantics: ones, the *_like family, eye, linspace, logspace, arange's dtype inference,
+// from_blob, and tensor({...}) from initializer lists.
 #pragma once
 
 #include <complex>
 #include <cstdint>
+#include <functional>
 #include <initializer_list>
 #include <type_traits>
 #include <vector>
@@ -12,6 +13,27 @@
 #include "ferrite/tensor.hpp"
 
 namespace ferrite {
+
+/// torch.arange's dtype inference: integer start, end and step give I64 (`arange(0, 5)`), any
+/// floating one F32 (`arange(0, 1, 0.25)`). Pass a DType to the double overload (tensor.hpp)
+/// to choose another.
+template <class A, class B, class C = std::int64_t,
+          class = std::enable_if_t<std::is_arithmetic_v<A> && std::is_arithmetic_v<B> && std::is_arithmetic_v<C>>>
+Tensor arange(A start, B end, C step = 1, Device device = Device::cpu()) {
+  constexpr bool integral = std::is_integral_v<A> && std::is_integral_v<B> && std::is_integral_v<C>;
+  return arange(static_cast<double>(start), static_cast<double>(end), static_cast<double>(step),
+                integral ? DType::I64 : DType::F32, device);
+}
+
+/// Wraps memory the caller owns as a tensor, without a copy (torch.from_blob): `data` holds
+/// elements of `dtype` on `device` (host memory for Device::cpu(), device memory of that GPU
+/// for Device::cuda(i)), laid out with `strides` (row-major when omitted). The memory must stay
+/// valid until the last tensor sharing it is gone; `deleter`, when given, is called with
+/// `data` then. Ops treat it like any tensor (in-place ops write into it).
+Tensor from_blob(void* data, Shape shape, DType dtype, Device device = Device::cpu(),
+                 std::function<void(void*)> deleter = {});
+Tensor from_blob(void* data, Shape shape, Strides strides, DType dtype, Device device = Device::cpu(),
+                 std::function<void(void*)> deleter = {});
 
 Tensor ones(Shape shape, DType dtype = DType::F32, Device device = Device::cpu());
 

@@ -1,6 +1,8 @@
 // ones, *_like, eye, linspace, logspace (ferrite/factories.hpp).
 #include "ferrite/factories.hpp"
 
+#include "core/extent.hpp"
+
 #include <cmath>
 #include <limits>
 
@@ -119,6 +121,37 @@ Tensor logspace(double start, double end, std::int64_t steps, double base, DType
   for (double& v : values) v = round_to(dtype, std::pow(base, v));
   if (steps == 1) values = {round_to(dtype, std::pow(base, start))};  // torch: pow(base, start), start unrounded
   return host_values("logspace", values, dtype, device);
+}
+
+Tensor from_blob(void* data, Shape shape, DType dtype, Device device, std::function<void(void*)> deleter) {
+  Strides strides = detail::checked_contiguous_strides(shape, "from_blob");
+  return from_blob(data, std::move(shape), std::move(strides), dtype, device, std::move(deleter));
+}
+
+Tensor from_blob(void* data, Shape shape, Strides strides, DType dtype, Device device,
+                 std::function<void(void*)> deleter) {
+  const char* op = "from_blob";
+  FERRITE_CHECK(is_valid_dtype(dtype), InvalidArgument, op, ": dtype value ", static_cast<int>(dtype), " is not a DType");
+  FERRITE_CHECK(shape.size() == strides.size(), InvalidArgument, op, ": shape ", shape_str(shape), " has ",
+                shape.size(), " dims but strides ", shape_str(strides), " has ", strides.size());
+  backend(device);  // the device must exist (Unsupported / InvalidArgument otherwise)
+  const std::int64_t numel = shape_numel(shape);
+  // The elements the strides reach: [0, span).
+  __int128 span = numel == 0 ? 0 : 1;
+  for (std::size_t k = 0; k < shape.size() && numel > 0; ++k) {
+    FERRITE_CHECK(strides[k] >= 0, InvalidArgument, op, ": negative stride in ", shape_str(strides));
+    span += static_cast<__int128>(shape[k] - 1) * strides[k];
+  }
+  FERRITE_CHECK(span * static_cast<__int128>(dtype_size(dtype)) < (static_cast<__int128>(1) << 62), InvalidArgument, op,
+                ": shape ", shape_str(shape), " with strides ", shape_str(strides), " reaches more bytes than an int64 can count");
+  FERRITE_CHECK(span == 0 || data != nullptr, InvalidArgument, op, ": null data pointer for ", shape_str(shape));
+  const auto elements = static_cast<std::int64_t>(span);
+  auto storage = std::make_shared<Storage>(data, static_cast<std::size_t>(elements) * dtype_size(dtype), device,
+                                           [deleter = std::move(deleter)](void* p, std::size_t) {
+                                             if (deleter) deleter(p);
+                                           });
+  const Tensor whole(Buffer(std::move(storage), dtype, elements), {elements});
+  return whole.as_strided(std::move(shape), std::move(strides), 0);
 }
 
 }  // namespace ferrite

@@ -103,5 +103,43 @@ TEST(Factories, TensorFromInitializerLists) {
             "");
 }
 
+TEST(Factories, ArangeInfersItsDtypeAsPyTorch) {
+  EXPECT_EQ(arange(0, 5).dtype(), DType::I64);  // all integers
+  EXPECT_EQ(arange(0, 5).to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2, 3, 4}));
+  EXPECT_EQ(arange(2, 11, 3).to_vector<std::int64_t>(), (std::vector<std::int64_t>{2, 5, 8}));
+  EXPECT_EQ(arange(5).dtype(), DType::I64);
+  EXPECT_EQ(arange(0, 1, 0.25).dtype(), DType::F32);  // a floating argument
+  EXPECT_EQ(arange(0.0, 2.0).dtype(), DType::F32);
+  EXPECT_EQ(arange(0, 3, 1, DType::F64).dtype(), DType::F64);  // asked for
+}
+
+TEST(Factories, FromBlobWrapsMemoryWithoutACopy) {
+  std::vector<float> memory = {1, 2, 3, 4, 5, 6};
+  int deleted = 0;
+  {
+    const Tensor t = from_blob(memory.data(), {2, 3}, DType::F32, Device::cpu(), [&](void* p) {
+      EXPECT_EQ(p, memory.data());
+      ++deleted;
+    });
+    EXPECT_EQ(t.data_ptr(), memory.data());
+    EXPECT_EQ(sum(t).item<float>(), 21);
+    t.select(0, 1).fill_(0);  // writes land in the caller's memory
+    EXPECT_EQ(memory, (std::vector<float>{1, 2, 3, 0, 0, 0}));
+    const Tensor view = t.t();
+    EXPECT_EQ(deleted, 0);
+  }
+  EXPECT_EQ(deleted, 1);  // once, when the last tensor sharing it went away
+  // Strided: every other element, column-major.
+  const Tensor cols = from_blob(memory.data(), {3, 2}, {1, 3}, DType::F32);
+  EXPECT_EQ(cols.to_vector<float>(), (std::vector<float>{1, 0, 2, 0, 3, 0}));
+  EXPECT_EQ(expect_error([&] { (void)from_blob(nullptr, {2}, DType::F32); }, ErrorKind::InvalidArgument,
+                         "from_blob: null data pointer"),
+            "");
+  EXPECT_EQ(expect_error([&] { (void)from_blob(memory.data(), {2}, {1, 1}, DType::F32); }, ErrorKind::InvalidArgument,
+                         "from_blob: shape [2] has 1 dims but strides [1, 1] has 2"),
+            "");
+  EXPECT_EQ(from_blob(nullptr, {0, 3}, DType::F32).numel(), 0);
+}
+
 }  // namespace
 }  // namespace ferrite
