@@ -1,0 +1,35 @@
+// Benchmark cases of ops on strided views (docs/api.md "Views"): the same ops as the
+// elementwise and reduction cases, on a transposed view (2-D, the hardest access pattern) and
+// on a narrowed view (rows that start off the 16-byte grid). Bytes count the logical elements
+// each op reads and writes, so the rates compare directly with the contiguous cases
+// (add_f32, exp_f32, sum_f32 of the same element count).
+#include "bench/bench_case.hpp"
+
+namespace ferrite::bench {
+namespace {
+
+void view_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
+  const std::int64_t side = ctx.full_size() ? 16384 : 1024;
+  const double nf = static_cast<double>(side) * static_cast<double>(side);
+  const double narrowed = static_cast<double>(side) * static_cast<double>(side - 1);
+  const std::string square = "[" + std::to_string(side) + ", " + std::to_string(side) + "]";
+  const std::string t_text = square + ".t()";
+  const std::string n_text = square + ".narrow(1, 1, " + std::to_string(side - 1) + ")";
+
+  auto x = ctx.random({side, side}, DType::F32, 11);
+  auto y = ctx.random({side, side}, DType::F32, 12);
+
+  cases.push_back({"add_f32_transposed_view", t_text + " + " + square, 12 * nf, [=] { (void)add(x->t(), *y); }});
+  cases.push_back({"add_f32_narrow_view", n_text + " x2", 12 * narrowed,
+                   [=] { (void)add(x->narrow(1, 1, side - 1), y->narrow(1, 1, side - 1)); }});
+  cases.push_back({"exp_f32_transposed_view", t_text, 8 * nf, [=] { (void)exp(x->t()); }});
+  cases.push_back({"exp_f32_narrow_view", n_text, 8 * narrowed, [=] { (void)exp(x->narrow(1, 1, side - 1)); }});
+  cases.push_back({"contiguous_f32_transposed_view", t_text, 8 * nf, [=] { (void)x->t().contiguous(); }});
+  cases.push_back({"sum_f32_transposed_view", t_text + " dim 1", 4 * nf, [=] { (void)sum(x->t(), 1); }});
+  cases.push_back({"mul_inplace_f32_transposed_view", t_text + " *= 2", 8 * nf, [=] { x->t().mul_(1.0); }});
+}
+
+FERRITE_BENCH_CASES("views", view_cases);
+
+}  // namespace
+}  // namespace ferrite::bench

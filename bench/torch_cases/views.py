@@ -1,0 +1,32 @@
+"""Ops on strided views: the twins of bench/cases_views.cpp."""
+import torch
+
+from . import Case
+
+# Issue 12: >= 90% of the contiguous op's rate where the access pattern allows (narrowed rows),
+# >= 60% for 2-D transposed views; rates of the contiguous cases come from the same run.
+TARGETS = {
+    "add_f32_transposed_view": ("≥ 60% of add_f32", lambda f, t, r: f >= 0.6 * r.get("add_f32", 0)),
+    "add_f32_narrow_view": ("≥ 90% of add_f32", lambda f, t, r: f >= 0.9 * r.get("add_f32", 0)),
+    "exp_f32_transposed_view": ("≥ 60% of exp_f32", lambda f, t, r: f >= 0.6 * r.get("exp_f32", 0)),
+    "exp_f32_narrow_view": ("≥ 90% of exp_f32", lambda f, t, r: f >= 0.9 * r.get("exp_f32", 0)),
+}
+
+
+def cases(quick):
+    dev = torch.device("cuda")
+    side = 1024 if quick else 16384
+    g = torch.Generator(device=dev).manual_seed(0)
+    x = torch.rand(side, side, device=dev, generator=g) * 4 - 2
+    y = torch.rand(side, side, device=dev, generator=g) * 4 - 2
+    nf = float(side) * side
+    narrowed = float(side) * (side - 1)
+    return [
+        Case("add_f32_transposed_view", lambda: x.t() + y, bytes=12 * nf),
+        Case("add_f32_narrow_view", lambda: x.narrow(1, 1, side - 1) + y.narrow(1, 1, side - 1), bytes=12 * narrowed),
+        Case("exp_f32_transposed_view", lambda: torch.exp(x.t()), bytes=8 * nf),
+        Case("exp_f32_narrow_view", lambda: torch.exp(x.narrow(1, 1, side - 1)), bytes=8 * narrowed),
+        Case("contiguous_f32_transposed_view", lambda: x.t().contiguous(), bytes=8 * nf),
+        Case("sum_f32_transposed_view", lambda: x.t().sum(1), bytes=4 * nf),
+        Case("mul_inplace_f32_transposed_view", lambda: x.t().mul_(1.0), bytes=8 * nf),
+    ]
