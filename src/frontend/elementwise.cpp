@@ -47,6 +47,15 @@ Tensor binary(Op op, const Tensor& a, const Tensor& b, std::optional<DType> out_
   const Shape shape = checked_binary_shape(op, a, b);
   const DType out = out_dtype ? *out_dtype : (op_family(op) == OpFamily::Compare ? DType::Bool : a.dtype());
   if (op_family(op) != OpFamily::Compare) frontend::check_out_dtype(op, a.dtype(), out);
+  // Two operands with one transposed or permuted layout (and no broadcasting): computed in
+  // memory order, the result taking that layout, as PyTorch does.
+  if (a.shape() == shape && b.shape() == shape && a.strides() == b.strides()) {
+    if (const auto order = frontend::memory_order(a)) {
+      const Tensor result = frontend::allocate(a.permute(*order).shape(), out, a.device());
+      run_binary(op, a.permute(*order), b.permute(*order), result);
+      return result.permute(frontend::inverse_permutation(*order));
+    }
+  }
   Tensor result = frontend::allocate(shape, out, a.device());
   run_binary(op, a, b, result);
   return result;
@@ -72,6 +81,10 @@ const Tensor& binary_out(Op op, const Tensor& a, const Tensor& b, const Tensor& 
   const bool safe = (same_as(a) || !frontend::may_overlap(a, out)) && (same_as(b) || !frontend::may_overlap(b, out));
   if (out.is_contiguous() && safe) {
     run_binary(op, a, b, out);
+  } else if (const auto order = frontend::memory_order(out); order && safe) {
+    // A transposed or permuted out (x.t().mul_(2)): every operand permuted to out's memory
+    // order makes out contiguous, so the result is written in place at full speed.
+    run_binary(op, a.expand(shape).permute(*order), b.expand(shape).permute(*order), out.permute(*order));
   } else {
     const Tensor dense = frontend::allocate(shape, out.dtype(), out.device());
     run_binary(op, a, b, dense);

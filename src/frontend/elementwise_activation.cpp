@@ -5,6 +5,7 @@
 #include "ferrite/elementwise.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/elementwise_common.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 namespace frontend {
@@ -14,8 +15,17 @@ Tensor unary_op(Op op, const Tensor& x, const UnaryParams& params, DType out_dty
   check_defined(name, {&x});
   check_supported(op, x.dtype(), x.device());
   check_out_dtype(op, x.dtype(), out_dtype);
+  // A transposed or permuted x is computed in its memory order, and the result takes x's
+  // layout (as PyTorch's elementwise ops do): no copy, full speed. Other strided inputs are
+  // made dense first.
+  if (const auto order = memory_order(x)) {
+    const Tensor dense_x = x.permute(*order);
+    const Tensor out = allocate(dense_x.shape(), out_dtype, x.device());
+    backend(x.device()).unary(op, aligned_buffer(dense_x), out.buffer(), params);
+    return out.permute(inverse_permutation(*order));
+  }
   Tensor out = allocate(x.shape(), out_dtype, x.device());
-  if (out.numel() > 0) backend(x.device()).unary(op, x.buffer(), out.buffer(), params);
+  if (out.numel() > 0) backend(x.device()).unary(op, aligned_buffer(x), out.buffer(), params);
   return out;
 }
 
@@ -30,7 +40,9 @@ Tensor backward_op(Op op, const Tensor& grad, const Tensor& x, const UnaryParams
   frontend::check_grad(name, grad, x, "the forward input");
   frontend::check_supported(op, x.dtype(), x.device());
   Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
-  if (out.numel() > 0) backend(x.device()).unary_backward(op, grad.buffer(), x.buffer(), out.buffer(), params);
+  if (out.numel() > 0)
+    backend(x.device()).unary_backward(op, frontend::aligned_buffer(grad), frontend::aligned_buffer(x), out.buffer(),
+                                       params);
   return out;
 }
 

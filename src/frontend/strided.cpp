@@ -1,6 +1,8 @@
 #include "frontend/strided.hpp"
 
 #include <algorithm>
+#include <cstdint>
+#include <numeric>
 #include <utility>
 #include <vector>
 
@@ -97,9 +99,40 @@ Buffer strided_buffer(const Tensor& t) {
   return Buffer(t.storage(), t.dtype(), span, t.storage_offset());
 }
 
+Buffer aligned_buffer(const Tensor& t) {
+  if (t.is_contiguous() && reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0) return t.buffer();
+  return t.numel() == 0 ? t.buffer() : t.clone().buffer();
+}
+
+std::optional<std::vector<std::int64_t>> memory_order(const Tensor& t) {
+  if (t.is_contiguous() || t.numel() == 0) return std::nullopt;
+  std::vector<std::int64_t> order(t.shape().size());
+  std::iota(order.begin(), order.end(), 0);
+  // Decreasing stride; size-1 dims (any stride) keep their place relative to each other.
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    const auto sa = t.shape()[static_cast<std::size_t>(a)] == 1 ? 0 : t.strides()[static_cast<std::size_t>(a)];
+    const auto sb = t.shape()[static_cast<std::size_t>(b)] == 1 ? 0 : t.strides()[static_cast<std::size_t>(b)];
+    return sa > sb;
+  });
+  std::int64_t expected = 1;
+  for (std::size_t k = order.size(); k-- > 0;) {
+    const auto d = static_cast<std::size_t>(order[k]);
+    if (t.shape()[d] == 1) continue;
+    if (t.strides()[d] != expected) return std::nullopt;
+    expected *= t.shape()[d];
+  }
+  return order;
+}
+
+std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& order) {
+  std::vector<std::int64_t> inverse(order.size());
+  for (std::size_t k = 0; k < order.size(); ++k) inverse[static_cast<std::size_t>(order[k])] = static_cast<std::int64_t>(k);
+  return inverse;
+}
+
 void cast_elements(const Tensor& x, const Tensor& out) {
   if (x.numel() == 0) return;
-  backend(x.device()).cast(x.buffer(), out.buffer());
+  backend(x.device()).cast(aligned_buffer(x), out.buffer());
 }
 
 std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, const Shape& target) {

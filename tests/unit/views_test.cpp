@@ -192,6 +192,19 @@ TEST(Views, OpsOnViewsMatchOpsOnCopies) {
     EXPECT_EQ(v.to_bytes(), c.to_bytes());
     EXPECT_EQ(to_string(v), to_string(c));
   }
+  // As PyTorch: an elementwise result of transposed (dense) operands takes their layout, so
+  // no transposition happens anywhere; mixed layouts give a contiguous result.
+  const Tensor m = iota_f32({3, 5});
+  EXPECT_EQ(exp(m.t()).strides(), m.t().strides());
+  EXPECT_EQ(values(exp(m.t())), values(exp(m.t().contiguous())));
+  EXPECT_EQ(add(m.t(), m.t()).strides(), m.t().strides());
+  EXPECT_EQ(values(add(m.t(), m.t())), values(add(m.t().contiguous(), m.t().contiguous())));
+  EXPECT_TRUE(add(m.t(), m.t().contiguous()).is_contiguous());
+  const Tensor p = iota_f32({2, 3, 4});
+  EXPECT_EQ(values(relu(p.permute({2, 0, 1}) - 5)), values(relu(p.permute({2, 0, 1}).contiguous() - 5)));
+  const Tensor q = iota_f32({4, 3});
+  q.t().mul_(2).add_(q.t());  // in place in memory order: q * 2, then doubled again
+  EXPECT_EQ(values(q), values(iota_f32({4, 3}) * 4));
   // matmul into a strided out.
   const Tensor out = zeros({4, 4});
   matmul_out(out.t(), iota_f32({4, 2}), iota_f32({2, 4}), 1, 0);
