@@ -84,6 +84,12 @@ Tensor elementwise_operand(const Tensor& t) {
   if (t.is_contiguous() || t.numel() == 0) return t;
   const MergedDims m = merge_dims(t.shape(), {&t.strides()});
   if (m.sizes.size() > static_cast<std::size_t>(kMaxElementwiseDims)) return t.contiguous();
+  // Consecutive elements 32 bytes or more apart (a transposed operand) would each cost a
+  // memory sector of their own in a direct read; the copy kernel transposes through shared
+  // memory at close to full bandwidth, so one dense copy first is faster (measured on an H200:
+  // x.t() + y at 38% of the contiguous add's rate read directly, about 60% through the copy).
+  if (!m.sizes.empty() && m.strides[0].back() * static_cast<std::int64_t>(t.element_size()) >= 32)
+    return t.contiguous();
   if (!m.sizes.empty() && m.strides[0].back() == 1) {
     const auto grid = static_cast<std::int64_t>(16 / t.element_size());
     for (std::size_t k = 0; k + 1 < m.sizes.size(); ++k)

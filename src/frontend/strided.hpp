@@ -37,9 +37,10 @@ void check_writable(const char* op, const Tensor& t);
 bool may_overlap(const Tensor& a, const Tensor& b);
 
 /// For the elementwise engines, which read each operand through its strides: `t` itself, or a
-/// dense copy where the GPU engine could not read it directly (a view of more than
-/// kMaxElementwiseDims dims, or rows that start off the 16-byte grid that its vector loads
-/// need while the innermost stride is 1).
+/// dense copy where a direct read is impossible or slower (a view of more than
+/// kMaxElementwiseDims dims; consecutive elements 32 bytes or more apart, as in a transposed
+/// operand; rows that start off the 16-byte grid that the GPU engine's vector loads need while
+/// the innermost stride is 1).
 Tensor elementwise_operand(const Tensor& t);
 /// The Buffer an elementwise engine reads `t` through: from t's first element to the last
 /// element its strides reach (t.buffer() for a contiguous tensor).
