@@ -16,4 +16,5 @@
 #include "ferrite/print.hpp"
 #include "ferrite/reduction.hpp"
 #include "ferrite/shape.hpp"
+#include "ferrite/sparse.hpp"
 #include "ferrite/tensor.hpp"

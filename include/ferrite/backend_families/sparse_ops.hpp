@@ -1,0 +1,90 @@
+// The backend interface of the sparse matrices (ferrite/sparse.hpp). A backend hands it out
+// through Backend::sparse_ops(); each backend implements it in its own files
+// (src/cpu/sparse/, src/cuda/sparse/). Like Backend, it receives validated Buffers from the
+// front end and may only assert.
+//
+// One compressed format serves CSR and CSC: `ptr` [major + 1] and `idx` [nnz] of the index
+// dtype (I32 or I64), `values` [nnz]. For CSR, major = rows and idx are column indices; CSC is
+// the CSR of the transpose (major = cols, idx = row indices). Compressed inputs are valid:
+// ptr[0] = 0, non-decreasing, ptr[major] = nnz, idx in [0, minor) and strictly increasing
+// within each major slice (sorted, no duplicates).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+
+#include "ferrite/buffer.hpp"
+#include "ferrite/dtype.hpp"
+
+namespace ferrite {
+
+/// What validate_compressed found: the first problem in index order, or kValid.
+struct SparseCheck {
+  enum Code : int {
+    kValid = 0,
+    kFirstPointerNotZero = 1,
+    kPointersDecrease = 2,   // ptr[where + 1] < ptr[where]
+    kLastPointerNotNnz = 3,  // ptr[major] != nnz
+    kIndexOutOfRange = 4,    // idx[where] outside [0, minor)
+    kIndicesNotSorted = 5,   // idx[where] <= idx[where - 1] within one major slice
+  };
+  int code = kValid;
+  std::int64_t where = 0;
+};
+
+/// A Buffer the backend asks the front end for once it knows a count (nnz after coalescing or
+/// after dense_to_compressed): index_like = true gives one of the index dtype, else one of the
+/// values' dtype.
+using SparseAllocate = std::function<Buffer(std::int64_t count, bool index_like)>;
+
+struct CompressedResult {
+  Buffer idx, values;
+  std::int64_t nnz = 0;
+};
+
+class SparseOps {
+ public:
+  virtual ~SparseOps() = default;
+  /// Whether sparse matrices of `values` and `index` dtypes run on this backend.
+  virtual bool supports(DType values, DType index) const = 0;
+
+  /// The first problem of a compressed structure (reads the result back to the host).
+  virtual SparseCheck validate_compressed(const Buffer& ptr, const Buffer& idx, std::int64_t major,
+                                          std::int64_t minor, std::int64_t nnz) = 0;
+  /// dense = 0, then dense[i, idx[p]] = values[p] for p in [ptr[i], ptr[i+1]); dense is
+  /// [major, minor] row-major, or [minor, major] when `transposed` (a CSC matrix).
+  virtual void compressed_to_dense(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& dense,
+                                   std::int64_t major, std::int64_t minor, bool transposed) = 0;
+  /// out[p] = i for p in [ptr[i], ptr[i+1]): the major index of every stored element.
+  virtual void expand_pointers(const Buffer& ptr, const Buffer& out, std::int64_t major, std::int64_t nnz) = 0;
+  /// ptr[i] = the number of sorted major indices < i, for i in [0, major].
+  virtual void compress_indices(const Buffer& sorted_major, const Buffer& ptr, std::int64_t major,
+                                std::int64_t nnz) = 0;
+  /// COO entries in any order, duplicates allowed -> sorted by (row, col) with duplicates
+  /// summed in their input order (deterministic). Returns the new rows, cols and values
+  /// (allocated through `allocate`) and their count (read back).
+  struct CooResult {
+    Buffer rows, cols, values;
+    std::int64_t nnz = 0;
+  };
+  virtual CooResult coalesce(const Buffer& rows, const Buffer& cols, const Buffer& values, std::int64_t nnz,
+                             std::int64_t num_rows, std::int64_t num_cols, const SparseAllocate& allocate) = 0;
+  /// The compressed form of the transpose (CSR <-> CSC): out_ptr [minor + 1], out_idx and
+  /// out_values [nnz], each slice sorted.
+  virtual void transpose_compressed(const Buffer& ptr, const Buffer& idx, const Buffer& values, std::int64_t major,
+                                    std::int64_t minor, std::int64_t nnz, const Buffer& out_ptr,
+                                    const Buffer& out_idx, const Buffer& out_values) = 0;
+  /// CSR of the nonzero elements of dense [rows, cols] (row-major; a NaN counts as nonzero,
+  /// -0 as zero, as `x != 0`): writes `ptr` [rows + 1], reads nnz back, then allocates and fills
+  /// idx and values.
+  virtual CompressedResult dense_to_compressed(const Buffer& dense, const Buffer& ptr, std::int64_t rows,
+                                               std::int64_t cols, const SparseAllocate& allocate) = 0;
+  /// y [m] = A x for CSR A [m, k] and x [k].
+  virtual void spmv(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& x, const Buffer& y,
+                    std::int64_t m, std::int64_t k, std::int64_t nnz) = 0;
+  /// C [m, n] = A B for CSR A [m, k] and dense row-major B [k, n].
+  virtual void spmm(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& b, const Buffer& c,
+                    std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t nnz) = 0;
+};
+
+}  // namespace ferrite

@@ -1,0 +1,309 @@
+// The CPU backend's sparse matrices: plain loops over the compressed arrays (the reference
+// the CUDA backend is checked against). Sums run in index order in the wide type (float for
+// F16/BF16), so results are deterministic; rows of spmv/spmm spread over OpenMP, each row
+// summed by one thread.
+#include <algorithm>
+#include <complex>
+#include <cstring>
+#include <numeric>
+#include <vector>
+
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+#include "core/dtype_dispatch.hpp"
+#include "core/host_scratch.hpp"
+#include "cpu/cpu_families.hpp"
+#include "ferrite/backend_families/sparse_ops.hpp"
+
+namespace ferrite::cpu {
+namespace {
+
+using detail::TypeTag;
+
+// Arithmetic type of a stored value: float for F16/BF16, std::complex for C64/C128.
+template <class T>
+struct Acc {
+  using type = detail::wide_t<T>;
+  static type load(T v) { return detail::widen(v); }
+  static T store(type v) { return detail::narrow<T>(v); }
+};
+template <class R>
+struct Acc<detail::Complex<R>> {
+  using type = std::complex<R>;
+  static type load(detail::Complex<R> v) { return {v.re, v.im}; }
+  static detail::Complex<R> store(type v) { return {v.real(), v.imag()}; }
+};
+
+bool is_value_dtype(DType d) {
+  return d == DType::F32 || d == DType::F64 || d == DType::F16 || d == DType::BF16 || d == DType::C64 ||
+         d == DType::C128;
+}
+
+template <class F>
+void visit_index(DType index, F&& f) {
+  if (index == DType::I32) return f(TypeTag<std::int32_t>{});
+  return f(TypeTag<std::int64_t>{});
+}
+
+template <class F>
+void visit_values(DType values, F&& f) {
+  detail::visit_dtype(values, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || std::is_same_v<T, Half> || std::is_same_v<T, BFloat16> ||
+                  detail::is_complex_v<T>)
+      f(tag);
+  });
+}
+
+template <class T>
+bool is_nonzero(T v) {
+  if constexpr (detail::is_complex_v<T>) {
+    return v.re != 0 || v.im != 0;
+  } else {
+    return detail::widen(v) != 0;  // NaN != 0 is true; -0 == 0
+  }
+}
+
+class CpuSparseOps final : public SparseOps {
+ public:
+  bool supports(DType values, DType index) const override {
+    return is_value_dtype(values) && (index == DType::I32 || index == DType::I64);
+  }
+
+  SparseCheck validate_compressed(const Buffer& ptr_b, const Buffer& idx_b, std::int64_t major, std::int64_t minor,
+                                  std::int64_t nnz) override {
+    SparseCheck check;
+    visit_index(ptr_b.dtype(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      const I* ptr = ptr_b.data_as<const I>();
+      const I* idx = idx_b.data_as<const I>();
+      if (ptr[0] != 0) {
+        check = {SparseCheck::kFirstPointerNotZero, 0};
+        return;
+      }
+      for (std::int64_t i = 0; i < major; ++i)
+        if (ptr[i + 1] < ptr[i]) {
+          check = {SparseCheck::kPointersDecrease, i};
+          return;
+        }
+      if (static_cast<std::int64_t>(ptr[major]) != nnz) {
+        check = {SparseCheck::kLastPointerNotNnz, major};
+        return;
+      }
+      for (std::int64_t i = 0; i < major; ++i)
+        for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+          if (idx[p] < 0 || static_cast<std::int64_t>(idx[p]) >= minor) {
+            check = {SparseCheck::kIndexOutOfRange, p};
+            return;
+          }
+          if (p > ptr[i] && idx[p] <= idx[p - 1]) {
+            check = {SparseCheck::kIndicesNotSorted, p};
+            return;
+          }
+        }
+    });
+    return check;
+  }
+
+  void compressed_to_dense(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, const Buffer& dense_b,
+                           std::int64_t major, std::int64_t minor, bool transposed) override {
+    std::memset(dense_b.data(), 0, dense_b.nbytes());
+    visit_index(ptr_b.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      visit_values(values_b.dtype(), [&](auto vtag) {
+        using T = typename decltype(vtag)::type;
+        const I* ptr = ptr_b.data_as<const I>();
+        const I* idx = idx_b.data_as<const I>();
+        const T* values = values_b.data_as<const T>();
+        T* dense = dense_b.data_as<T>();
+        for (std::int64_t i = 0; i < major; ++i)
+          for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+            const std::int64_t j = idx[p];
+            dense[transposed ? j * major + i : i * minor + j] = values[p];
+          }
+      });
+    });
+  }
+
+  void expand_pointers(const Buffer& ptr_b, const Buffer& out_b, std::int64_t major, std::int64_t) override {
+    visit_index(ptr_b.dtype(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      const I* ptr = ptr_b.data_as<const I>();
+      I* out = out_b.data_as<I>();
+      for (std::int64_t i = 0; i < major; ++i)
+        for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) out[p] = static_cast<I>(i);
+    });
+  }
+
+  void compress_indices(const Buffer& sorted_b, const Buffer& ptr_b, std::int64_t major, std::int64_t nnz) override {
+    visit_index(ptr_b.dtype(), [&](auto tag) {
+      using I = typename decltype(tag)::type;
+      const I* sorted = sorted_b.data_as<const I>();
+      I* ptr = ptr_b.data_as<I>();
+      std::int64_t p = 0;
+      for (std::int64_t i = 0; i <= major; ++i) {
+        while (p < nnz && sorted[p] < i) ++p;
+        ptr[i] = static_cast<I>(p);
+      }
+    });
+  }
+
+  CooResult coalesce(const Buffer& rows_b, const Buffer& cols_b, const Buffer& values_b, std::int64_t nnz,
+                     std::int64_t, std::int64_t, const SparseAllocate& allocate) override {
+    CooResult result;
+    visit_index(rows_b.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      visit_values(values_b.dtype(), [&](auto vtag) {
+        using T = typename decltype(vtag)::type;
+        const I* rows = rows_b.data_as<const I>();
+        const I* cols = cols_b.data_as<const I>();
+        const T* values = values_b.data_as<const T>();
+        std::vector<std::int64_t> order = detail::host_scratch<std::int64_t>(nnz, "sparse::coalesce");
+        std::iota(order.begin(), order.end(), 0);
+        // Stable: duplicates keep their input order, so their sum is deterministic.
+        std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+          return rows[a] != rows[b] ? rows[a] < rows[b] : cols[a] < cols[b];
+        });
+        std::int64_t unique = 0;
+        for (std::int64_t k = 0; k < nnz; ++k)
+          if (k == 0 || rows[order[k]] != rows[order[k - 1]] || cols[order[k]] != cols[order[k - 1]]) ++unique;
+        result.rows = allocate(unique, true);
+        result.cols = allocate(unique, true);
+        result.values = allocate(unique, false);
+        result.nnz = unique;
+        I* out_rows = result.rows.template data_as<I>();
+        I* out_cols = result.cols.template data_as<I>();
+        T* out_values = result.values.template data_as<T>();
+        std::int64_t at = -1;
+        typename Acc<T>::type sum{};
+        for (std::int64_t k = 0; k < nnz; ++k) {
+          const std::int64_t e = order[k];
+          if (k == 0 || rows[e] != rows[order[k - 1]] || cols[e] != cols[order[k - 1]]) {
+            if (at >= 0) out_values[at] = Acc<T>::store(sum);
+            ++at;
+            out_rows[at] = rows[e];
+            out_cols[at] = cols[e];
+            sum = Acc<T>::load(values[e]);
+          } else {
+            sum += Acc<T>::load(values[e]);
+          }
+        }
+        if (at >= 0) out_values[at] = Acc<T>::store(sum);
+      });
+    });
+    return result;
+  }
+
+  void transpose_compressed(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, std::int64_t major,
+                            std::int64_t minor, std::int64_t nnz, const Buffer& out_ptr_b, const Buffer& out_idx_b,
+                            const Buffer& out_values_b) override {
+    visit_index(ptr_b.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      visit_values(values_b.dtype(), [&](auto vtag) {
+        using T = typename decltype(vtag)::type;
+        const I* ptr = ptr_b.data_as<const I>();
+        const I* idx = idx_b.data_as<const I>();
+        const T* values = values_b.data_as<const T>();
+        I* out_ptr = out_ptr_b.data_as<I>();
+        I* out_idx = out_idx_b.data_as<I>();
+        T* out_values = out_values_b.data_as<T>();
+        // Counting sort by minor index: majors are visited in order, so each output slice
+        // comes out sorted.
+        std::vector<std::int64_t> next = detail::host_scratch<std::int64_t>(minor + 1, "sparse::transpose", 0);
+        for (std::int64_t p = 0; p < nnz; ++p) ++next[static_cast<std::size_t>(idx[p]) + 1];
+        for (std::int64_t j = 0; j < minor; ++j) next[j + 1] += next[j];
+        for (std::int64_t j = 0; j <= minor; ++j) out_ptr[j] = static_cast<I>(next[j]);
+        for (std::int64_t i = 0; i < major; ++i)
+          for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+            const std::int64_t q = next[static_cast<std::size_t>(idx[p])]++;
+            out_idx[q] = static_cast<I>(i);
+            out_values[q] = values[p];
+          }
+      });
+    });
+  }
+
+  CompressedResult dense_to_compressed(const Buffer& dense_b, const Buffer& ptr_b, std::int64_t rows, std::int64_t cols,
+                                       const SparseAllocate& allocate) override {
+    CompressedResult result;
+    visit_index(ptr_b.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      visit_values(dense_b.dtype(), [&](auto vtag) {
+        using T = typename decltype(vtag)::type;
+        const T* dense = dense_b.data_as<const T>();
+        I* ptr = ptr_b.data_as<I>();
+        std::int64_t count = 0;
+        ptr[0] = 0;
+        for (std::int64_t i = 0; i < rows; ++i) {
+          for (std::int64_t j = 0; j < cols; ++j) count += is_nonzero(dense[i * cols + j]);
+          ptr[i + 1] = static_cast<I>(count);
+        }
+        result.nnz = count;
+        result.idx = allocate(count, true);
+        result.values = allocate(count, false);
+        I* idx = result.idx.template data_as<I>();
+        T* values = result.values.template data_as<T>();
+        std::int64_t at = 0;
+        for (std::int64_t i = 0; i < rows; ++i)
+          for (std::int64_t j = 0; j < cols; ++j)
+            if (is_nonzero(dense[i * cols + j])) {
+              idx[at] = static_cast<I>(j);
+              values[at++] = dense[i * cols + j];
+            }
+      });
+    });
+    return result;
+  }
+
+  void spmv(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, const Buffer& x_b, const Buffer& y_b,
+            std::int64_t m, std::int64_t, std::int64_t) override {
+    spmm(ptr_b, idx_b, values_b, x_b, y_b, m, 0, 1, 0);
+  }
+
+  void spmm(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, const Buffer& b_b, const Buffer& c_b,
+            std::int64_t m, std::int64_t, std::int64_t n, std::int64_t) override {
+    visit_index(ptr_b.dtype(), [&](auto itag) {
+      using I = typename decltype(itag)::type;
+      visit_values(values_b.dtype(), [&](auto vtag) {
+        using T = typename decltype(vtag)::type;
+        using A = Acc<T>;
+        const I* ptr = ptr_b.data_as<const I>();
+        const I* idx = idx_b.data_as<const I>();
+        const T* values = values_b.data_as<const T>();
+        const T* b = b_b.data_as<const T>();
+        T* c = c_b.data_as<T>();
+        // One accumulator row per thread, allocated here (an allocation failure inside the
+        // parallel loop could not become an Error).
+        int threads = 1;
+#ifdef _OPENMP
+        threads = omp_get_max_threads();
+#endif
+        std::vector<typename A::type> scratch =
+            detail::host_scratch<typename A::type>(n * threads, "sparse::spmm");
+#pragma omp parallel for schedule(dynamic, 16)
+        for (std::int64_t i = 0; i < m; ++i) {
+          int thread = 0;
+#ifdef _OPENMP
+          thread = omp_get_thread_num();
+#endif
+          typename A::type* row = scratch.data() + static_cast<std::size_t>(thread) * static_cast<std::size_t>(n);
+          std::fill(row, row + n, typename A::type{});
+          for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+            const typename A::type a = A::load(values[p]);
+            const T* brow = b + static_cast<std::int64_t>(idx[p]) * n;
+            for (std::int64_t j = 0; j < n; ++j) row[j] += a * A::load(brow[j]);
+          }
+          for (std::int64_t j = 0; j < n; ++j) c[i * n + j] = A::store(row[j]);
+        }
+      });
+    });
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SparseOps> make_cpu_sparse_ops() { return std::make_unique<CpuSparseOps>(); }
+
+}  // namespace ferrite::cpu

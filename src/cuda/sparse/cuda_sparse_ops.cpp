@@ -1,0 +1,306 @@
+// The CUDA backend's sparse matrices: own kernels for validation, conversions and coalescing
+// (sparse_kernels.cu, around CUB's radix sort and scan), cuSPARSE's generic API for the
+// products (SpMV with its deterministic CSR algorithm, SpMM with a non-transposed sparse
+// operand, which cuSPARSE documents as deterministic). Work runs on the device's current
+// stream; scratch comes from the device pool; counts are read back through pinned memory.
+#include <cusparse.h>
+
+#include <array>
+#include <limits>
+#include <mutex>
+
+#include "cuda/cuda_families.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/device_context.hpp"
+#include "cuda/shape/shape_runtime.hpp"
+#include "cuda/sparse/sparse_kernels.cuh"
+
+#define FERRITE_CUSPARSE_CHECK(expr)                                                                         \
+  do {                                                                                                       \
+    const cusparseStatus_t ferrite_sparse_status_ = (expr);                                                  \
+    if (ferrite_sparse_status_ != CUSPARSE_STATUS_SUCCESS) [[unlikely]]                                      \
+      ::ferrite::cuda::throw_library_error("cuSPARSE", static_cast<int>(ferrite_sparse_status_),             \
+                                           cusparseGetErrorString(ferrite_sparse_status_), #expr, __FILE__, \
+                                           __LINE__);                                                        \
+  } while (0)
+
+namespace ferrite::cuda {
+namespace {
+
+using shape::Readback;
+using shape::Scratch;
+
+constexpr int kMaxDevices = 64;
+
+// One cuSPARSE handle per device, created on first use, bound to the caller's stream per call.
+cusparseHandle_t handle_for(int device) {
+  static std::array<std::once_flag, kMaxDevices> once;
+  static std::array<cusparseHandle_t, kMaxDevices> handles{};
+  FERRITE_CHECK(device >= 0 && device < kMaxDevices, InvalidArgument, "sparse: device index ", device, " is out of range");
+  std::call_once(once[static_cast<std::size_t>(device)], [&] {
+    DeviceGuard guard(device);
+    FERRITE_CUSPARSE_CHECK(cusparseCreate(&handles[static_cast<std::size_t>(device)]));
+  });
+  return handles[static_cast<std::size_t>(device)];
+}
+
+cudaDataType value_type(DType d) {
+  switch (d) {
+    case DType::F32: return CUDA_R_32F;
+    case DType::F64: return CUDA_R_64F;
+    case DType::F16: return CUDA_R_16F;
+    case DType::BF16: return CUDA_R_16BF;
+    case DType::C64: return CUDA_C_32F;
+    case DType::C128: return CUDA_C_64F;
+    default: FERRITE_THROW(Unsupported, "sparse: values of dtype ", dtype_name(d), " are not supported on cuda");
+  }
+}
+
+// F16/BF16 products accumulate in F32 (cuSPARSE's mixed-precision mode).
+cudaDataType compute_type(DType d) { return d == DType::F16 || d == DType::BF16 ? CUDA_R_32F : value_type(d); }
+
+cusparseIndexType_t index_type(DType d) { return d == DType::I32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I; }
+
+// alpha = 1, beta = 0 in the compute type.
+struct Scalars {
+  double real[2] = {1, 0};
+  float single[2] = {1, 0};
+  double zero_real[2] = {0, 0};
+  float zero_single[2] = {0, 0};
+  const void* one(cudaDataType t) const {
+    return t == CUDA_R_64F || t == CUDA_C_64F ? static_cast<const void*>(real) : static_cast<const void*>(single);
+  }
+  const void* zero(cudaDataType t) const {
+    return t == CUDA_R_64F || t == CUDA_C_64F ? static_cast<const void*>(zero_real) : static_cast<const void*>(zero_single);
+  }
+};
+
+struct StreamContext {
+  int device;
+  DeviceGuard guard;
+  cudaStream_t stream;
+  explicit StreamContext(const Buffer& b)
+      : device(b.device().index), guard(device), stream(DeviceContext::get(device).current_stream()) {}
+};
+
+std::int64_t read_one(const void* device_value, int device, cudaStream_t stream) {
+  Readback rb;
+  rb.start(device_value, 1, device, stream);
+  return rb.wait()[0];
+}
+
+// Stable sort of (keys, positions) pairs by key on the device (keys below `limit`).
+void sort_pairs(Scratch& keys, Scratch& positions, std::uint64_t* keys_out, std::int64_t* positions_out, std::int64_t n,
+                std::uint64_t limit, int device, cudaStream_t stream) {
+  std::size_t temp_bytes = sparse::sort_pairs_bytes(n, limit);
+  Scratch temp(device, temp_bytes, stream);
+  sparse::sort_pairs(temp.as<void>(), temp_bytes, keys.as<std::uint64_t>(), keys_out, positions.as<std::int64_t>(),
+                     positions_out, n, limit, stream);
+}
+
+void inclusive_sum(const std::int64_t* in, std::int64_t* out, std::int64_t n, int device, cudaStream_t stream) {
+  std::size_t temp_bytes = sparse::inclusive_sum_bytes(n);
+  Scratch temp(device, temp_bytes, stream);
+  sparse::inclusive_sum(temp.as<void>(), temp_bytes, in, out, n, stream);
+}
+
+class CudaSparseOps final : public SparseOps {
+ public:
+  bool supports(DType values, DType index) const override {
+    const bool value_ok = values == DType::F32 || values == DType::F64 || values == DType::F16 ||
+                          values == DType::BF16 || values == DType::C64 || values == DType::C128;
+    return value_ok && (index == DType::I32 || index == DType::I64);
+  }
+
+  SparseCheck validate_compressed(const Buffer& ptr, const Buffer& idx, std::int64_t major, std::int64_t minor,
+                                  std::int64_t nnz) override {
+    StreamContext s(ptr);
+    Scratch first(s.device, sizeof(unsigned long long), s.stream);
+    FERRITE_CUDA_CHECK(cudaMemsetAsync(first.as<void>(), 0xFF, sizeof(unsigned long long), s.stream));
+    sparse::validate_compressed(ptr.dtype(), ptr.data(), idx.data(), major, minor, nnz,
+                                first.as<unsigned long long>(), s.stream);
+    const auto key = static_cast<unsigned long long>(read_one(first.as<void>(), s.device, s.stream));
+    if (key == ~0ull) return {};
+    const unsigned long long phase = key >> 60, rest = key & ((1ull << 60) - 1);
+    switch (phase) {
+      case 0: return {SparseCheck::kFirstPointerNotZero, 0};
+      case 1: return {SparseCheck::kPointersDecrease, static_cast<std::int64_t>(rest)};
+      case 2: return {SparseCheck::kLastPointerNotNnz, static_cast<std::int64_t>(rest)};
+      default:
+        return {(rest & 1) ? SparseCheck::kIndicesNotSorted : SparseCheck::kIndexOutOfRange,
+                static_cast<std::int64_t>(rest >> 1)};
+    }
+  }
+
+  void compressed_to_dense(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& dense,
+                           std::int64_t major, std::int64_t minor, bool transposed) override {
+    StreamContext s(dense);
+    FERRITE_CUDA_CHECK(cudaMemsetAsync(dense.data(), 0, dense.nbytes(), s.stream));
+    sparse::compressed_to_dense(ptr.dtype(), dtype_size(values.dtype()), ptr.data(), idx.data(), values.data(),
+                                dense.data(), major, minor, transposed, s.stream);
+  }
+
+  void expand_pointers(const Buffer& ptr, const Buffer& out, std::int64_t major, std::int64_t) override {
+    StreamContext s(ptr);
+    sparse::expand_pointers(ptr.dtype(), ptr.data(), out.data(), major, s.stream);
+  }
+
+  void compress_indices(const Buffer& sorted, const Buffer& ptr, std::int64_t major, std::int64_t nnz) override {
+    StreamContext s(ptr);
+    sparse::compress_sorted(ptr.dtype(), sorted.data(), false, ptr.data(), major, nnz, s.stream);
+  }
+
+  CooResult coalesce(const Buffer& rows, const Buffer& cols, const Buffer& values, std::int64_t nnz,
+                     std::int64_t num_rows, std::int64_t num_cols, const SparseAllocate& allocate) override {
+    StreamContext s(values);
+    CooResult r;
+    const DType index = rows.dtype();
+    if (nnz == 0) {
+      r.rows = allocate(0, true);
+      r.cols = allocate(0, true);
+      r.values = allocate(0, false);
+      return r;
+    }
+    FERRITE_CHECK(num_cols == 0 || num_rows <= std::numeric_limits<std::int64_t>::max() / std::max<std::int64_t>(num_cols, 1),
+                  Unsupported, "sparse::coalesce: shape [", num_rows, ", ", num_cols,
+                  "] has more positions than a 64-bit sort key holds");
+    const auto n = static_cast<std::size_t>(nnz);
+    Scratch keys(s.device, n * sizeof(std::uint64_t), s.stream), positions(s.device, n * sizeof(std::int64_t), s.stream);
+    Scratch sorted_keys(s.device, n * sizeof(std::uint64_t), s.stream),
+        sorted_positions(s.device, n * sizeof(std::int64_t), s.stream);
+    sparse::make_keys(index, rows.data(), cols.data(), num_cols, keys.as<std::uint64_t>(), positions.as<std::int64_t>(),
+                      nnz, s.stream);
+    sort_pairs(keys, positions, sorted_keys.as<std::uint64_t>(), sorted_positions.as<std::int64_t>(), nnz,
+               static_cast<std::uint64_t>(num_rows) * static_cast<std::uint64_t>(num_cols), s.device, s.stream);
+    // Output slot of each run head: the inclusive count of heads up to it (1-based).
+    Scratch heads(s.device, n * sizeof(std::int64_t), s.stream), slots(s.device, n * sizeof(std::int64_t), s.stream);
+    sparse::mark_heads(sorted_keys.as<std::uint64_t>(), heads.as<std::int64_t>(), nnz, s.stream);
+    inclusive_sum(heads.as<std::int64_t>(), slots.as<std::int64_t>(), nnz, s.device, s.stream);
+    r.nnz = read_one(slots.as<std::int64_t>() + (nnz - 1), s.device, s.stream);
+    r.rows = allocate(r.nnz, true);
+    r.cols = allocate(r.nnz, true);
+    r.values = allocate(r.nnz, false);
+    sparse::sum_runs(values.dtype(), index, sorted_keys.as<std::uint64_t>(), sorted_positions.as<std::int64_t>(),
+                     slots.as<std::int64_t>(), values.data(), nnz, num_cols, r.rows.data(), r.cols.data(),
+                     r.values.data(), s.stream);
+    return r;
+  }
+
+  void transpose_compressed(const Buffer& ptr, const Buffer& idx, const Buffer& values, std::int64_t major,
+                            std::int64_t minor, std::int64_t nnz, const Buffer& out_ptr, const Buffer& out_idx,
+                            const Buffer& out_values) override {
+    StreamContext s(ptr);
+    const DType index = ptr.dtype();
+    if (nnz == 0) {
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(out_ptr.data(), 0, out_ptr.nbytes(), s.stream));
+      return;
+    }
+    const auto n = static_cast<std::size_t>(nnz);
+    // The major index of every element, then a stable sort by minor index: within one minor
+    // slice the elements keep their major order, so each output slice comes out sorted.
+    Scratch majors(s.device, n * dtype_size(index), s.stream);
+    sparse::expand_pointers(index, ptr.data(), majors.as<void>(), major, s.stream);
+    Scratch keys(s.device, n * sizeof(std::uint64_t), s.stream), positions(s.device, n * sizeof(std::int64_t), s.stream);
+    Scratch sorted_keys(s.device, n * sizeof(std::uint64_t), s.stream),
+        sorted_positions(s.device, n * sizeof(std::int64_t), s.stream);
+    sparse::make_keys(index, idx.data(), nullptr, 0, keys.as<std::uint64_t>(), positions.as<std::int64_t>(), nnz,
+                      s.stream);
+    sort_pairs(keys, positions, sorted_keys.as<std::uint64_t>(), sorted_positions.as<std::int64_t>(), nnz,
+               static_cast<std::uint64_t>(minor), s.device, s.stream);
+    sparse::gather_transposed(index, dtype_size(values.dtype()), sorted_positions.as<std::int64_t>(), majors.as<void>(),
+                              values.data(), out_idx.data(), out_values.data(), nnz, s.stream);
+    sparse::compress_sorted(index, sorted_keys.as<void>(), true, out_ptr.data(), minor, nnz, s.stream);
+  }
+
+  CompressedResult dense_to_compressed(const Buffer& dense, const Buffer& ptr, std::int64_t rows, std::int64_t cols,
+                                       const SparseAllocate& allocate) override {
+    StreamContext s(dense);
+    CompressedResult r;
+    const DType index = ptr.dtype();
+    if (rows == 0) {
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(ptr.data(), 0, ptr.nbytes(), s.stream));
+      r.idx = allocate(0, true);
+      r.values = allocate(0, false);
+      return r;
+    }
+    const auto n = static_cast<std::size_t>(rows);
+    Scratch counts(s.device, n * sizeof(std::int64_t), s.stream), sums(s.device, n * sizeof(std::int64_t), s.stream);
+    sparse::count_nonzeros(dense.dtype(), dense.data(), rows, cols, counts.as<std::int64_t>(), s.stream);
+    inclusive_sum(counts.as<std::int64_t>(), sums.as<std::int64_t>(), rows, s.device, s.stream);
+    sparse::write_pointers(index, sums.as<std::int64_t>(), ptr.data(), rows, s.stream);
+    r.nnz = read_one(sums.as<std::int64_t>() + (rows - 1), s.device, s.stream);
+    FERRITE_CHECK(index == DType::I64 || r.nnz <= std::numeric_limits<std::int32_t>::max(), InvalidArgument,
+                  "sparse::from_dense: ", r.nnz, " nonzeros do not fit I32 indices; use I64");
+    r.idx = allocate(r.nnz, true);
+    r.values = allocate(r.nnz, false);
+    sparse::fill_compressed(dense.dtype(), index, dense.data(), ptr.data(), rows, cols, r.idx.data(), r.values.data(),
+                            s.stream);
+    return r;
+  }
+
+  void spmv(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& x, const Buffer& y,
+            std::int64_t m, std::int64_t k, std::int64_t nnz) override {
+    StreamContext s(y);
+    if (nnz == 0 || k == 0) {
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, y.nbytes(), s.stream));
+      return;
+    }
+    cusparseHandle_t h = handle_for(s.device);
+    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
+    const cudaDataType vt = value_type(values.dtype()), ct = compute_type(values.dtype());
+    const cusparseIndexType_t it = index_type(ptr.dtype());
+    cusparseSpMatDescr_t a = nullptr;
+    cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
+    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&a, m, k, nnz, ptr.data(), idx.data(), values.data(), it, it,
+                                             CUSPARSE_INDEX_BASE_ZERO, vt));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vx, k, x.data(), vt));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vy, m, y.data(), vt));
+    const Scalars sc;
+    std::size_t bytes = 0;
+    FERRITE_CUSPARSE_CHECK(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, sc.one(ct), a, vx, sc.zero(ct),
+                                                   vy, ct, CUSPARSE_SPMV_CSR_ALG2, &bytes));
+    Scratch work(s.device, bytes, s.stream);
+    FERRITE_CUSPARSE_CHECK(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, sc.one(ct), a, vx, sc.zero(ct), vy, ct,
+                                        CUSPARSE_SPMV_CSR_ALG2, work.as<void>()));
+    cusparseDestroySpMat(a);
+    cusparseDestroyDnVec(vx);
+    cusparseDestroyDnVec(vy);
+  }
+
+  void spmm(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& b, const Buffer& c,
+            std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t nnz) override {
+    StreamContext s(c);
+    if (nnz == 0 || k == 0) {
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(c.data(), 0, c.nbytes(), s.stream));
+      return;
+    }
+    cusparseHandle_t h = handle_for(s.device);
+    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
+    const cudaDataType vt = value_type(values.dtype()), ct = compute_type(values.dtype());
+    const cusparseIndexType_t it = index_type(ptr.dtype());
+    cusparseSpMatDescr_t a = nullptr;
+    cusparseDnMatDescr_t mb = nullptr, mc = nullptr;
+    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&a, m, k, nnz, ptr.data(), idx.data(), values.data(), it, it,
+                                             CUSPARSE_INDEX_BASE_ZERO, vt));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mb, k, n, n, b.data(), vt, CUSPARSE_ORDER_ROW));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mc, m, n, n, c.data(), vt, CUSPARSE_ORDER_ROW));
+    const Scalars sc;
+    std::size_t bytes = 0;
+    FERRITE_CUSPARSE_CHECK(cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                   sc.one(ct), a, mb, sc.zero(ct), mc, ct, CUSPARSE_SPMM_ALG_DEFAULT,
+                                                   &bytes));
+    Scratch work(s.device, bytes, s.stream);
+    FERRITE_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                        sc.one(ct), a, mb, sc.zero(ct), mc, ct, CUSPARSE_SPMM_ALG_DEFAULT,
+                                        work.as<void>()));
+    cusparseDestroySpMat(a);
+    cusparseDestroyDnMat(mb);
+    cusparseDestroyDnMat(mc);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<SparseOps> make_cuda_sparse_ops() { return std::make_unique<CudaSparseOps>(); }
+
+}  // namespace ferrite::cuda
