@@ -108,7 +108,10 @@ void Tensor::check_host_type(DType requested, const char* what) const {
 Tensor Tensor::to(Device target) const {
   FERRITE_CHECK(defined(), InvalidArgument, "to(device): tensor is undefined");
   if (target == device()) return *this;
-  // A strided tensor is made dense on its own device first (transfers move dense bytes).
+  // A transposed or permuted tensor moves as its dense block and keeps its layout (as
+  // PyTorch's .to()); other strided tensors are made dense on their own device first.
+  if (const auto order = frontend::memory_order(*this))
+    return permute(*order).to(target).permute(frontend::inverse_permutation(*order));
   if (!contiguous_) return contiguous().to(target);
   Tensor out = frontend::allocate(shape_, dtype(), target);
   if (numel() == 0) return out;
@@ -129,6 +132,9 @@ Tensor Tensor::to(DType target) const {
   if (target == dtype()) return *this;
   frontend::check_supported(Op::Cast, dtype(), device());
   frontend::check_supported(Op::Cast, target, device());
+  // A transposed or permuted tensor is converted in memory order and keeps its layout.
+  if (const auto order = frontend::memory_order(*this))
+    return permute(*order).to(target).permute(frontend::inverse_permutation(*order));
   Tensor out = frontend::allocate(shape_, target, device());
   if (numel() > 0) frontend::cast_elements(*this, out);
   return out;

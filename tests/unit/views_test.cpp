@@ -200,6 +200,8 @@ TEST(Views, OpsOnViewsMatchOpsOnCopies) {
   EXPECT_EQ(add(m.t(), m.t()).strides(), m.t().strides());
   EXPECT_EQ(values(add(m.t(), m.t())), values(add(m.t().contiguous(), m.t().contiguous())));
   EXPECT_TRUE(add(m.t(), m.t().contiguous()).is_contiguous());
+  EXPECT_EQ(m.t().to(DType::F64).strides(), m.t().strides());  // casts keep the layout too
+  EXPECT_EQ(values(m.t().to(DType::F64).to(DType::F32)), values(m.t().contiguous()));
   const Tensor p = iota_f32({2, 3, 4});
   EXPECT_EQ(values(relu(p.permute({2, 0, 1}) - 5)), values(relu(p.permute({2, 0, 1}).contiguous() - 5)));
   const Tensor q = iota_f32({4, 3});
