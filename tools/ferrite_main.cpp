@@ -67,7 +67,7 @@ void add_train_options(CLI::App& command, ferrite::gpt::TrainOptions& options) {
                      "Training text: a UTF-8 file, or a directory whose files are concatenated in name order "
                      "(default: /usr/share/common-licenses); the last 10% is the validation split")
       ->type_name("PATH");
-  command.add_option("--steps", options.steps, "Train until this many optimizer steps in all (tiny: 300)")
+  command.add_option("--steps", options.steps, "Train until this many optimizer steps in all (tiny: 400)")
       ->check(CLI::NonNegativeNumber);
   command.add_option("--batch", options.batch, "Sequences per micro-batch (tiny: 16)")->check(CLI::PositiveNumber);
   command.add_option("--accum", options.accum, "Micro-batches accumulated per optimizer step (default 1)")
@@ -79,7 +79,7 @@ void add_train_options(CLI::App& command, ferrite::gpt::TrainOptions& options) {
       ->check(CLI::PositiveNumber);
   command.add_option("--seed", options.seed, "Seed of the initial weights and the batch sampler");
   command.add_option("--log-every", options.log_every, "A progress line every N steps")->check(CLI::PositiveNumber);
-  command.add_option("--eval-every", options.eval_every, "Validation loss every N steps (0: only never)")
+  command.add_option("--eval-every", options.eval_every, "Validation loss every N steps and at the end (0: never)")
       ->check(CLI::NonNegativeNumber);
   command.add_option("--eval-batches", options.eval_batches, "Batches in a validation pass")
       ->check(CLI::PositiveNumber)

@@ -132,9 +132,9 @@ Preset preset(std::string_view name) {
     p.train.batch = 16;
     p.train.lr = 3e-3;
     p.train.warmup = 20;
-    p.steps = 300;
-    p.log_every = 10;
-    p.eval_every = 50;
+    p.steps = 400;
+    p.log_every = 20;
+    p.eval_every = 100;
   } else if (name == "gpt2-small") {
     p.model = {.vocab = 256, .context = 1024, .n_layer = 12, .n_head = 12, .n_embd = 768};
     p.train.batch = 16;
