@@ -4,6 +4,9 @@
 # bad input gives clear errors. Usage: test_train.sh FERRITE_BINARY WORK_DIR DATA_PATH
 set -euo pipefail
 ferrite=$1 work=$2 data=$3
+# One thread: on a machine whose cores other jobs share, two OpenMP threads wait on each other
+# at every op (the runs are bit-identical either way).
+export OMP_NUM_THREADS=1
 rm -rf "$work" && mkdir -p "$work" && cd "$work"
 common=(--preset tiny --device cpu --data "$data" --batch 4 --log-every 1 --eval-every 0 --schedule-steps 12 --warmup 2)
 
@@ -22,6 +25,10 @@ if ! awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.5) }'; then
   echo "FAIL: the loss did not fall (step 1: $first, step 12: $last)"; exit 1
 fi
 echo "loss $first -> $last over 12 steps; resume from step 6 repeats steps 7-12 bit for bit"
+
+# Gradient accumulation: two micro-batches per step.
+"$ferrite" train "${common[@]}" --steps 2 --accum 2 --json accum.json > /dev/null
+[ "$(losses accum.json | wc -l)" -eq 2 ] || { echo "FAIL: --accum 2 did not log 2 steps"; exit 1; }
 
 out=$("$ferrite" generate --checkpoint end.safetensors --device cpu --prompt "The " --tokens 20)
 [ "${#out}" -ge 20 ] || { echo "FAIL: generate printed '$out'"; exit 1; }

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iomanip>
 #include <iostream>
 #include <sstream>
 
@@ -147,7 +148,8 @@ int run_train(const TrainOptions& options) {
 
   const std::int64_t tokens_per_step = tc.batch * tc.accum * mc.context;
   std::cout << "ferrite train: preset " << options.preset << " (" << mc.str() << "), "
-            << static_cast<double>(mc.parameter_count()) / 1e6 << "M parameters, F32, device " << device.str() << "\n"
+            << std::fixed << std::setprecision(2) << static_cast<double>(mc.parameter_count()) / 1e6
+            << std::defaultfloat << std::setprecision(6) << "M parameters, F32, device " << device.str() << "\n"
             << "data: " << corpus.source << " (" << corpus.files << " file" << (corpus.files == 1 ? "" : "s") << ", "
             << corpus.train.size() << " train / " << corpus.val.size() << " val bytes); batch " << tc.batch << " x "
             << tc.accum << " x " << mc.context << " = " << tokens_per_step << " tokens/step; lr " << tc.lr
@@ -213,13 +215,17 @@ int run_train(const TrainOptions& options) {
         float val = NAN;
         if (eval_now) last_val = val = evaluate(state.weights, mc, corpus, tc.batch, options.eval_batches, device);
         const MemoryStats mem = memory_stats(device);
+        char val_text[24] = "val   ----  ";
+        if (!std::isnan(val)) std::snprintf(val_text, sizeof val_text, "val %.4f  ", val);
+        char rate_text[32];
+        if (device.is_cuda())
+          std::snprintf(rate_text, sizeof rate_text, "mfu %.2f%%", 100.0 * flops / kPeakFlops);
+        else
+          std::snprintf(rate_text, sizeof rate_text, "%.2f GFLOP/s", flops / 1e9);
         char line[320];
         std::snprintf(line, sizeof line, "step %6lld/%lld | loss %.4f | %s | lr %.2e | norm %6.3f | %8.0f tok/s | %s",
-                      static_cast<long long>(state.step), static_cast<long long>(steps), last_loss,
-                      std::isnan(val) ? "val   ----  " : ("val " + std::string(number(val)).substr(0, 6) + "  ").c_str(),
-                      lr, grad_norm, tok_s,
-                      device.is_cuda() ? ("mfu " + std::to_string(100.0 * flops / kPeakFlops).substr(0, 5) + "%").c_str()
-                                       : (std::to_string(flops / 1e9).substr(0, 5) + " GFLOP/s").c_str());
+                      static_cast<long long>(state.step), static_cast<long long>(steps), last_loss, val_text, lr,
+                      grad_norm, tok_s, rate_text);
         std::cout << line << " | mem " << mib(mem.in_use_bytes) << " (peak " << mib(mem.peak_bytes) << ")"
                   << std::endl;
         std::ostringstream json;
