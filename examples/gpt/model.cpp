@@ -13,13 +13,16 @@ constexpr double kLayerNormEps = 1e-5;
 constexpr GeluApproximation kGelu = GeluApproximation::Tanh;  // GPT-2's gelu
 
 // y = x wᵀ + b for w stored [out, in].
-Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b) { return matmul(x, w, {.transpose_b = true}) + b; }
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, MatmulCompute compute) {
+  return matmul(x, w, {.transpose_b = true, .compute = compute}) + b;
+}
 
 // The gradients of linear(): dx returned, dw and db added to the gradient tensors.
-Tensor linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Tensor& dw, const Tensor& db) {
-  dw.add_(matmul(dy, x, {.transpose_a = true}));  // dyᵀ x: [out, in]
+Tensor linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Tensor& dw, const Tensor& db,
+                       MatmulCompute compute) {
+  dw.add_(matmul(dy, x, {.transpose_a = true, .compute = compute}));  // dyᵀ x: [out, in]
   db.add_(sum(dy, 0));
-  return matmul(dy, w);  // [N, in]
+  return matmul(dy, w, {.compute = compute});  // [N, in]
 }
 
 // A reproducible normal stream: splitmix64 into Box-Muller.
@@ -134,13 +137,15 @@ Weights zeros_like(const Weights& weights) {
   return out;
 }
 
-Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache) {
+Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache,
+               MatmulCompute compute) {
   const std::int64_t b = idx.size(0), t = idx.size(1), c = config.n_embd;
   FERRITE_CHECK(t <= config.context, InvalidArgument, "gpt: ", t, " tokens exceed the context of ", config.context);
   const Tensor positions = arange(t, DType::I64, idx.device());
   // [B, T, C] + [T, C] broadcast, then the residual stream as [N, C].
   Tensor x = (nn::embedding(weights.wte, idx) + nn::embedding(weights.wpe, positions)).view({b * t, c});
   if (cache) {
+    cache->compute = compute;
     cache->idx = idx;
     cache->blocks.assign(weights.blocks.size(), {});
   }
@@ -150,16 +155,16 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
     BlockCache& bc = cache ? cache->blocks[i] : local;
     bc.x = x;
     bc.ln1 = layer_norm(x, w.ln1_w, w.ln1_b, kLayerNormEps);
-    const Tensor qkv = linear(bc.ln1.y, w.attn_w, w.attn_b).view({b, t, 3 * c});
-    bc.attn_y = causal_attention(qkv, config.n_head, bc.attn).view({b * t, c});
-    bc.x_mid = x + linear(bc.attn_y, w.proj_w, w.proj_b);
+    const Tensor qkv = linear(bc.ln1.y, w.attn_w, w.attn_b, compute).view({b, t, 3 * c});
+    bc.attn_y = causal_attention(qkv, config.n_head, bc.attn, compute).view({b * t, c});
+    bc.x_mid = x + linear(bc.attn_y, w.proj_w, w.proj_b, compute);
     bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps);
-    bc.fc = linear(bc.ln2.y, w.fc_w, w.fc_b);
+    bc.fc = linear(bc.ln2.y, w.fc_w, w.fc_b, compute);
     bc.fc_act = gelu(bc.fc, kGelu);
-    x = bc.x_mid + linear(bc.fc_act, w.out_w, w.out_b);
+    x = bc.x_mid + linear(bc.fc_act, w.out_w, w.out_b, compute);
   }
   LayerNormResult lnf = layer_norm(x, weights.lnf_w, weights.lnf_b, kLayerNormEps);
-  const Tensor logits = matmul(lnf.y, weights.wte, {.transpose_b = true});  // tied head: [N, vocab]
+  const Tensor logits = matmul(lnf.y, weights.wte, {.transpose_b = true, .compute = compute});  // tied head: [N, vocab]
   if (cache) {
     cache->x_final = x;
     cache->lnf = std::move(lnf);
@@ -168,18 +173,19 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
 }
 
 Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Tensor& idx, const Tensor& targets,
-                    ForwardCache& cache) {
-  const Tensor logits = forward(weights, config, idx, &cache);
+                    ForwardCache& cache, MatmulCompute compute) {
+  const Tensor logits = forward(weights, config, idx, &cache, compute);
   return cross_entropy(logits, targets.reshape({-1}), cache.loss);
 }
 
 void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
               Weights& grads) {
   const std::int64_t b = cache.idx.size(0), t = cache.idx.size(1), c = config.n_embd;
+  const MatmulCompute compute = cache.compute;
   const Tensor dlogits = cross_entropy_backward(cache.loss, loss_scale);  // [N, vocab]
   // logits = lnf.y wteᵀ: the head's share of the tied embedding's gradient.
-  grads.wte.add_(matmul(dlogits, cache.lnf.y, {.transpose_a = true}));
-  const Tensor dlnf = matmul(dlogits, weights.wte);
+  grads.wte.add_(matmul(dlogits, cache.lnf.y, {.transpose_a = true, .compute = compute}));
+  const Tensor dlnf = matmul(dlogits, weights.wte, {.compute = compute});
   LayerNormGrads lnf = layer_norm_backward(dlnf, cache.x_final, cache.lnf.mean, cache.lnf.rstd, weights.lnf_w);
   grads.lnf_w.add_(lnf.dweight);
   grads.lnf_b.add_(lnf.dbias);
@@ -189,17 +195,17 @@ void backward(const Weights& weights, const ModelConfig& config, const ForwardCa
     BlockWeights& g = grads.blocks[i];
     const BlockCache& bc = cache.blocks[i];
     // x = x_mid + mlp(ln2(x_mid)): the residual passes dx through; the MLP adds its share.
-    const Tensor dact = linear_backward(dx, bc.fc_act, w.out_w, g.out_w, g.out_b);
+    const Tensor dact = linear_backward(dx, bc.fc_act, w.out_w, g.out_w, g.out_b, compute);
     const Tensor dfc = gelu_backward(dact, bc.fc, kGelu);
-    const Tensor dln2 = linear_backward(dfc, bc.ln2.y, w.fc_w, g.fc_w, g.fc_b);
+    const Tensor dln2 = linear_backward(dfc, bc.ln2.y, w.fc_w, g.fc_w, g.fc_b, compute);
     LayerNormGrads ln2 = layer_norm_backward(dln2, bc.x_mid, bc.ln2.mean, bc.ln2.rstd, w.ln2_w);
     g.ln2_w.add_(ln2.dweight);
     g.ln2_b.add_(ln2.dbias);
     const Tensor dx_mid = dx + ln2.dx;
     // x_mid = x + proj(attention(ln1(x))).
-    const Tensor dattn_y = linear_backward(dx_mid, bc.attn_y, w.proj_w, g.proj_w, g.proj_b);
+    const Tensor dattn_y = linear_backward(dx_mid, bc.attn_y, w.proj_w, g.proj_w, g.proj_b, compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
-    const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, w.attn_w, g.attn_w, g.attn_b);
+    const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, w.attn_w, g.attn_w, g.attn_b, compute);
     LayerNormGrads ln1 = layer_norm_backward(dln1, bc.x, bc.ln1.mean, bc.ln1.rstd, w.ln1_w);
     g.ln1_w.add_(ln1.dweight);
     g.ln1_b.add_(ln1.dbias);

@@ -58,6 +58,7 @@ struct BlockCache {
 };
 
 struct ForwardCache {
+  MatmulCompute compute = MatmulCompute::Default;  // forward's, reused by backward
   Tensor idx;  // [B, T] I64
   std::vector<BlockCache> blocks;
   Tensor x_final;
@@ -66,12 +67,15 @@ struct ForwardCache {
 };
 
 /// Logits [B * T, vocab] for the tokens idx [B, T] (T <= context). With a cache, it keeps
-/// what backward() needs.
-Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache);
+/// what backward() needs. `compute` is every matmul's precision: Default (the weights' dtype)
+/// or, for F32 weights, MatmulCompute::BF16 (BF16 tensor-core products with F32 results, so
+/// weights, activations, norms, softmax and reductions stay F32).
+Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache,
+               MatmulCompute compute = MatmulCompute::Default);
 
 /// forward() plus the mean cross-entropy against targets [B, T]: a 0-d tensor.
 Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Tensor& idx, const Tensor& targets,
-                    ForwardCache& cache);
+                    ForwardCache& cache, MatmulCompute compute = MatmulCompute::Default);
 
 /// Adds the gradients of (loss * loss_scale) to `grads`.
 void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,

@@ -93,6 +93,7 @@ def main():
     ap.add_argument("--steps", type=int, default=20, help="steps to train from the checkpoint's step")
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     ap.add_argument("--sdpa", action="store_true", help="use F.scaled_dot_product_attention (default: the explicit composition ferrite uses)")
+    ap.add_argument("--bf16", action="store_true", help="autocast to BF16 (compare with ferrite train --precision bf16: curves within 2%%)")
     ap.add_argument("--dump-grads", help="write the first step's gradients (before clipping) here")
     ap.add_argument("--compare-grads", help="ferrite's --dump-grads file: print each parameter's relative gradient error")
     ap.add_argument("--ferrite-json", help="ferrite train's --json log: print the relative loss error per step")
@@ -218,8 +219,9 @@ def main():
             xs, ys = sample_batch(train, batch, m["context"], rng)
             x = torch.tensor(xs, dtype=torch.long, device=device)
             y = torch.tensor(ys, dtype=torch.long, device=device)
-            logits = model(x)
-            loss = F.cross_entropy(logits.view(-1, m["vocab"]), y.view(-1))
+            with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16):
+                logits = model(x)
+            loss = F.cross_entropy(logits.float().view(-1, m["vocab"]), y.view(-1))
             (loss / accum).backward()
             total += loss.item() / accum
         if step == start_step and (args.dump_grads or args.compare_grads):
@@ -257,7 +259,8 @@ def main():
             line += f"  ferrite {ferrite_losses[step + 1]:.7f}  relative {rel:.2e}"
         print(line)
     if ferrite_losses:
-        print(f"losses: worst relative difference {worst:.2e} ({'ok' if worst < 1e-4 else 'FAIL'} at 1e-4)")
+        limit = 2e-2 if args.bf16 else 1e-4
+        print(f"losses: worst relative difference {worst:.2e} ({'ok' if worst < limit else 'FAIL'} at {limit:g})")
 
 
 if __name__ == "__main__":

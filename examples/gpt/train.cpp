@@ -54,13 +54,13 @@ double estimated_bytes(const ModelConfig& m, std::int64_t batch) {
 }
 
 float evaluate(const Weights& weights, const ModelConfig& config, const Corpus& corpus, std::int64_t batch,
-               std::int64_t batches, Device device) {
+               std::int64_t batches, Device device, MatmulCompute compute) {
   SplitMix64 rng{kValSeed};
   Tensor total;
   for (std::int64_t i = 0; i < batches; ++i) {
     const Batch b = sample_batch(corpus.val, batch, config.context, rng, device);
     LossCache cache;
-    const Tensor loss = cross_entropy(forward(weights, config, b.inputs, nullptr), b.targets.reshape({-1}), cache);
+    const Tensor loss = cross_entropy(forward(weights, config, b.inputs, nullptr, compute), b.targets.reshape({-1}), cache);
     total = total.defined() ? total + loss : loss;
   }
   return (total / static_cast<double>(batches)).item<float>();
@@ -121,6 +121,10 @@ int run_train(const TrainOptions& options) {
   FERRITE_CHECK(tc.batch >= 1 && tc.accum >= 1, InvalidArgument, "--batch and --accum must be >= 1, got ", tc.batch,
                 " and ", tc.accum);
   const ModelConfig& mc = state.model;
+  FERRITE_CHECK(options.precision == "f32" || options.precision == "bf16", InvalidArgument, "--precision '",
+                options.precision, "': use f32 or bf16");
+  const bool bf16 = options.precision == "bf16";
+  const MatmulCompute compute = bf16 ? MatmulCompute::BF16 : MatmulCompute::F32;
 
   const Corpus corpus = load_corpus(options.data.empty() ? kDefaultCorpus : options.data, mc.context);
   if (options.resume.empty()) {
@@ -149,7 +153,8 @@ int run_train(const TrainOptions& options) {
   const std::int64_t tokens_per_step = tc.batch * tc.accum * mc.context;
   std::cout << "ferrite train: preset " << options.preset << " (" << mc.str() << "), "
             << std::fixed << std::setprecision(2) << static_cast<double>(mc.parameter_count()) / 1e6
-            << std::defaultfloat << std::setprecision(6) << "M parameters, F32, device " << device.str() << "\n"
+            << std::defaultfloat << std::setprecision(6) << "M parameters, "
+            << (bf16 ? "BF16 matmuls (F32 weights, activations and reductions)" : "F32") << ", device " << device.str() << "\n"
             << "data: " << corpus.source << " (" << corpus.files << " file" << (corpus.files == 1 ? "" : "s") << ", "
             << corpus.train.size() << " train / " << corpus.val.size() << " val bytes); batch " << tc.batch << " x "
             << tc.accum << " x " << mc.context << " = " << tokens_per_step << " tokens/step; lr " << tc.lr
@@ -160,7 +165,7 @@ int run_train(const TrainOptions& options) {
   {
     std::ostringstream line;
     line << "{\"event\":\"config\",\"preset\":\"" << options.preset << "\",\"device\":\"" << device.str()
-         << "\",\"n_layer\":" << mc.n_layer << ",\"n_head\":" << mc.n_head << ",\"n_embd\":" << mc.n_embd
+         << "\",\"precision\":\"" << options.precision << "\",\"n_layer\":" << mc.n_layer << ",\"n_head\":" << mc.n_head << ",\"n_embd\":" << mc.n_embd
          << ",\"context\":" << mc.context << ",\"parameters\":" << mc.parameter_count() << ",\"batch\":" << tc.batch
          << ",\"accum\":" << tc.accum << ",\"start_step\":" << state.step << ",\"steps\":" << steps << "}";
     log.write(line.str());
@@ -182,7 +187,7 @@ int run_train(const TrainOptions& options) {
       for (std::int64_t micro = 0; micro < tc.accum; ++micro) {
         const Batch batch = sample_batch(corpus.train, tc.batch, mc.context, rng, device);
         ForwardCache cache;
-        const Tensor loss = forward_loss(state.weights, mc, batch.inputs, batch.targets, cache);
+        const Tensor loss = forward_loss(state.weights, mc, batch.inputs, batch.targets, cache, compute);
         loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
         backward(state.weights, mc, cache, 1.0 / static_cast<double>(tc.accum), grads);
       }
@@ -213,7 +218,7 @@ int run_train(const TrainOptions& options) {
         const double tok_s = static_cast<double>(interval_steps * tokens_per_step) / std::max(seconds, 1e-9);
         const double flops = tok_s * mc.flops_per_token();
         float val = NAN;
-        if (eval_now) last_val = val = evaluate(state.weights, mc, corpus, tc.batch, options.eval_batches, device);
+        if (eval_now) last_val = val = evaluate(state.weights, mc, corpus, tc.batch, options.eval_batches, device, compute);
         const MemoryStats mem = memory_stats(device);
         char val_text[24] = "val   ----  ";
         if (!std::isnan(val)) std::snprintf(val_text, sizeof val_text, "val %.4f  ", val);
@@ -258,8 +263,10 @@ int run_train(const TrainOptions& options) {
   const std::int64_t trained = state.step - first_step;
   const double tok_s = static_cast<double>(trained * tokens_per_step) / std::max(seconds, 1e-9);
   const MemoryStats mem = memory_stats(device);
-  std::printf("done: %lld steps in %.1f s, %.0f tok/s; final loss %.4f, val loss %.4f; peak memory %s\n",
-              static_cast<long long>(trained), seconds, tok_s, last_loss, last_val, mib(mem.peak_bytes).c_str());
+  char val_text[32] = "";
+  if (!std::isnan(last_val)) std::snprintf(val_text, sizeof val_text, ", val loss %.4f", last_val);
+  std::printf("done: %lld steps in %.1f s, %.0f tok/s; final loss %.4f%s; peak memory %s\n",
+              static_cast<long long>(trained), seconds, tok_s, last_loss, val_text, mib(mem.peak_bytes).c_str());
   std::ostringstream json;
   json << "{\"event\":\"summary\",\"steps\":" << trained << ",\"final_step\":" << state.step
        << ",\"seconds\":" << number(seconds) << ",\"tokens_per_s\":" << number(tok_s)
