@@ -94,6 +94,9 @@ def main():
     ap.add_argument("--device", default=None, help="cpu or cuda (default: cuda when available)")
     ap.add_argument("--sdpa", action="store_true", help="use F.scaled_dot_product_attention (default: the explicit composition ferrite uses)")
     ap.add_argument("--bf16", action="store_true", help="autocast to BF16 (compare with ferrite train --precision bf16: curves within 2%%)")
+    ap.add_argument("--bench", type=int, default=0, metavar="N",
+                    help="instead: time N training steps on random tokens, eager and torch.compile (tokens/s, peak memory)")
+    ap.add_argument("--batch", type=int, default=0, help="with --bench: sequences per step (default: the checkpoint's)")
     ap.add_argument("--dump-grads", help="write the first step's gradients (before clipping) here")
     ap.add_argument("--compare-grads", help="ferrite's --dump-grads file: print each parameter's relative gradient error")
     ap.add_argument("--ferrite-json", help="ferrite train's --json log: print the relative loss error per step")
@@ -200,6 +203,40 @@ def main():
             return min_lr
         progress = (step - warmup) / max(1, total - warmup)
         return min_lr + 0.5 * (1.0 + math.cos(math.pi * progress)) * (lr - min_lr)
+
+    if args.bench:
+        import time
+
+        batch = args.batch or int(tc["batch"])
+        x = torch.randint(0, m["vocab"], (batch, m["context"]), device=device)
+        y = torch.randint(0, m["vocab"], (batch, m["context"]), device=device)
+        for mode in ("eager", "compile"):
+            run = model if mode == "eager" else torch.compile(model)
+
+            def step():
+                opt.zero_grad(set_to_none=True)
+                with torch.autocast(device.type, dtype=torch.bfloat16, enabled=args.bf16):
+                    logits = run(x)
+                loss = F.cross_entropy(logits.float().view(-1, m["vocab"]), y.view(-1))
+                loss.backward()
+                torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+                opt.step()
+
+            for _ in range(3):  # warm-up (and compilation)
+                step()
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+                torch.cuda.reset_peak_memory_stats()
+            t0 = time.perf_counter()
+            for _ in range(args.bench):
+                step()
+            if device.type == "cuda":
+                torch.cuda.synchronize()
+            seconds = time.perf_counter() - t0
+            peak = torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else float("nan")
+            print(f"torch {mode:8s} {'bf16' if args.bf16 else 'f32'} {'sdpa' if args.sdpa else 'explicit'}: "
+                  f"{args.bench * batch * m['context'] / seconds:10.0f} tok/s, peak memory {peak:.0f} MiB")
+        return
 
     train, _ = load_corpus(args.data, m["context"])
     rng = SplitMix64(data_rng)
