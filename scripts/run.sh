@@ -26,7 +26,7 @@ if [ "${GPT_STEPS:-400}" -gt 0 ]; then
   echo "== ferrite generate (a sample from the checkpoint just written)"
   "$BUILD/ferrite" generate --checkpoint "$BUILD/gpt-tiny.safetensors" --prompt "This License" --tokens 200
 fi
-[ "${RUN_BENCH:-1}" = 0 ] && exit 0
+if [ "${RUN_BENCH:-1}" = 0 ]; then exit 0; fi
 if [ "$("$BUILD/ferrite" info | grep -c '^  cuda:')" -gt 0 ] && python3 -c 'import torch; assert torch.cuda.is_available()' 2>/dev/null; then
   python3 bench/compare_torch.py "$BUILD/ferrite" --out "${OUT:-$BUILD/bench-out}"
 else
