@@ -51,6 +51,15 @@ expect(1 "cuda:2147483647" ARGS bench --device cuda:2147483647)
 expect(1 "cannot write the --json file '/nonexistent/dir/x.json'" ARGS bench --device cpu --json /nonexistent/dir/x.json)
 expect(1 "--filter 'no_such_case' matched no case" ARGS bench --device cpu --list --filter sum_f32,no_such_case)
 
+# train and generate (examples/gpt/; tests of training itself are examples/gpt/test_train.sh).
+expect(0 "Usage: ferrite train.*--preset.*--resume" ARGS train --help)
+expect(0 "Usage: ferrite generate.*--prompt" ARGS generate --help)
+expect(2 "'gpu' is not a device" ARGS train --device gpu)
+expect(2 "--checkpoint is required" ARGS generate)
+expect(1 "unknown preset 'huge'" ARGS train --preset huge --device cpu)
+expect(1 "device cuda:9 does not exist" ARGS train --device cuda:9)
+expect(1 "/nonexistent/data does not exist" ARGS train --device cpu --data /nonexistent/data)
+
 # --filter: exact names (sum_f32 is not cumsum_f32) and globs.
 expect(0 "\nsum_f32 +\\[" NOT "cumsum|sum_bf16|sum_rows" ARGS bench --device cpu --list --filter sum_f32)
 expect(0 "\nsoftmax_f32 .*\nsoftmax_bf16 " NOT "log_softmax" ARGS bench --device cpu --list --filter softmax_f32,softmax_bf16)

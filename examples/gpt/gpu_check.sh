@@ -1,0 +1,42 @@
+#!/usr/bin/env bash
+# The GPT example on a GPU machine, in one go (from the repository root; logs under $OUT or
+# ./gpt-gpu-out): build, the F32 parity with PyTorch on CUDA and on the CPU (20 steps' losses,
+# first-step gradients), the BF16 loss curves over 200 steps, and gpt2-small throughput and peak
+# memory against PyTorch eager and torch.compile.
+set -uo pipefail
+root=$(pwd)
+out=${OUT:-$root/gpt-gpu-out}
+mkdir -p "$out"
+cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRITE_BUILD_TESTS=OFF > "$out/cmake.log" &&
+  ninja -C build-gpu ferrite gpt_gradcheck > "$out/build.log" || { tail -30 "$out/build.log"; exit 1; }
+F=$root/build-gpu/ferrite
+REF="python3 $root/examples/gpt/torch_reference.py"
+D=/usr/share/common-licenses
+[ -d "$D" ] || D=$root/docs
+cd "$out"
+"$root/build-gpu/examples/gpt/gpt_gradcheck" | tail -1
+"$F" train --preset tiny --data "$D" --steps 0 --schedule-steps 200 --checkpoint init.safetensors > /dev/null
+for dev in cuda cpu; do
+  echo "== F32 parity on $dev"
+  "$F" train --preset tiny --device $dev --data "$D" --resume init.safetensors --steps 20 --log-every 1 \
+    --json f32_$dev.json --dump-grads grads_$dev.safetensors > train_f32_$dev.log
+  $REF --checkpoint init.safetensors --data "$D" --steps 20 --device $dev --ferrite-json f32_$dev.json \
+    --compare-grads grads_$dev.safetensors > parity_f32_$dev.log 2>&1
+  grep -E "worst|Error|error" parity_f32_$dev.log
+done
+echo "== BF16 curves, 200 steps on cuda"
+"$F" train --preset tiny --device cuda --data "$D" --resume init.safetensors --steps 200 --log-every 1 \
+  --precision bf16 --json bf16.json > train_bf16.log
+$REF --checkpoint init.safetensors --data "$D" --steps 200 --device cuda --bf16 --ferrite-json bf16.json \
+  > parity_bf16.log 2>&1
+grep -E "worst|Error|error" parity_bf16.log
+echo "== gpt2-small, batch 16 x 1024"
+"$F" train --preset gpt2-small --data "$D" --steps 0 --checkpoint gpt2.safetensors > /dev/null
+for precision in bf16 f32; do
+  "$F" train --preset gpt2-small --device cuda --data "$D" --steps 15 --log-every 5 --eval-every 0 \
+    --precision $precision > gpt2_$precision.log 2>&1
+  echo "ferrite $precision: $(grep -E '^step +15/' gpt2_$precision.log || tail -3 gpt2_$precision.log)"
+done
+$REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 --sdpa 2>&1 | grep -E "^torch|Error"
+$REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 2>&1 | grep -E "^torch|Error"
+rm -f gpt2.safetensors

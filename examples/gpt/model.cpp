@@ -1,0 +1,220 @@
+// The forward and backward passes, written out by hand with ferrite ops (as llm.c does in C).
+// The residual stream is kept as [N, C] with N = B * T, so every linear layer is one matmul.
+#include "examples/gpt/model.hpp"
+
+#include <cmath>
+#include <numbers>
+
+namespace ferrite::gpt {
+
+namespace {
+
+constexpr double kLayerNormEps = 1e-5;
+constexpr GeluApproximation kGelu = GeluApproximation::Tanh;  // GPT-2's gelu
+
+// y = x wᵀ + b for w stored [out, in].
+Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, MatmulCompute compute) {
+  return matmul(x, w, {.transpose_b = true, .compute = compute}) + b;
+}
+
+// The gradients of linear(): dx returned, dw and db added to the gradient tensors.
+Tensor linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Tensor& dw, const Tensor& db,
+                       MatmulCompute compute) {
+  dw.add_(matmul(dy, x, {.transpose_a = true, .compute = compute}));  // dyᵀ x: [out, in]
+  db.add_(sum(dy, 0));
+  return matmul(dy, w, {.compute = compute});  // [N, in]
+}
+
+// A reproducible normal stream: splitmix64 into Box-Muller.
+class HostNormal {
+ public:
+  explicit HostNormal(std::uint64_t seed) : state_(seed) {}
+  double next() {
+    const double u1 = (static_cast<double>(bits() >> 11) + 1.0) * 0x1.0p-53;  // (0, 1]
+    const double u2 = static_cast<double>(bits() >> 11) * 0x1.0p-53;
+    return std::sqrt(-2.0 * std::log(u1)) * std::cos(2.0 * std::numbers::pi * u2);
+  }
+
+ private:
+  std::uint64_t bits() {
+    std::uint64_t z = (state_ += 0x9E3779B97F4A7C15ULL);
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+  }
+  std::uint64_t state_;
+};
+
+Tensor normal(HostNormal& rng, Shape shape, double stddev, DType dtype, Device device) {
+  std::vector<double> values(static_cast<std::size_t>(shape_numel(shape)));
+  for (double& value : values) value = rng.next() * stddev;
+  return from_vector(values, std::move(shape)).to(dtype).to(device);
+}
+
+}  // namespace
+
+std::vector<std::pair<std::string, Tensor*>> Weights::named() {
+  std::vector<std::pair<std::string, Tensor*>> out = {{"wte.weight", &wte}, {"wpe.weight", &wpe}};
+  for (std::size_t i = 0; i < blocks.size(); ++i) {
+    BlockWeights& b = blocks[i];
+    const std::string p = "h." + std::to_string(i) + ".";
+    out.insert(out.end(), {{p + "ln_1.weight", &b.ln1_w},
+                           {p + "ln_1.bias", &b.ln1_b},
+                           {p + "attn.c_attn.weight", &b.attn_w},
+                           {p + "attn.c_attn.bias", &b.attn_b},
+                           {p + "attn.c_proj.weight", &b.proj_w},
+                           {p + "attn.c_proj.bias", &b.proj_b},
+                           {p + "ln_2.weight", &b.ln2_w},
+                           {p + "ln_2.bias", &b.ln2_b},
+                           {p + "mlp.c_fc.weight", &b.fc_w},
+                           {p + "mlp.c_fc.bias", &b.fc_b},
+                           {p + "mlp.c_proj.weight", &b.out_w},
+                           {p + "mlp.c_proj.bias", &b.out_b}});
+  }
+  out.insert(out.end(), {{"ln_f.weight", &lnf_w}, {"ln_f.bias", &lnf_b}});
+  return out;
+}
+
+std::vector<std::pair<std::string, const Tensor*>> Weights::named() const {
+  std::vector<std::pair<std::string, const Tensor*>> out;
+  for (const auto& [name, tensor] : const_cast<Weights*>(this)->named()) out.emplace_back(name, tensor);
+  return out;
+}
+
+namespace {
+
+// The parameters' shapes, each tensor made by make(shape, init_stddev) (stddev 0 for biases,
+// -1 for LayerNorm gains).
+template <class Make>
+Weights build_weights(const ModelConfig& config, Make&& make) {
+  FERRITE_CHECK(config.n_embd % config.n_head == 0, InvalidArgument, "gpt: width ", config.n_embd,
+                " is not a multiple of the head count ", config.n_head);
+  const std::int64_t c = config.n_embd;
+  const double std_dev = 0.02;
+  const double residual_std = 0.02 / std::sqrt(2.0 * static_cast<double>(config.n_layer));
+  Weights w;
+  w.wte = make(Shape{config.vocab, c}, std_dev);
+  w.wpe = make(Shape{config.context, c}, std_dev);
+  for (std::int64_t i = 0; i < config.n_layer; ++i) {
+    BlockWeights b;
+    b.ln1_w = make(Shape{c}, -1.0);
+    b.ln1_b = make(Shape{c}, 0.0);
+    b.attn_w = make(Shape{3 * c, c}, std_dev);
+    b.attn_b = make(Shape{3 * c}, 0.0);
+    b.proj_w = make(Shape{c, c}, residual_std);
+    b.proj_b = make(Shape{c}, 0.0);
+    b.ln2_w = make(Shape{c}, -1.0);
+    b.ln2_b = make(Shape{c}, 0.0);
+    b.fc_w = make(Shape{4 * c, c}, std_dev);
+    b.fc_b = make(Shape{4 * c}, 0.0);
+    b.out_w = make(Shape{c, 4 * c}, residual_std);
+    b.out_b = make(Shape{c}, 0.0);
+    w.blocks.push_back(std::move(b));
+  }
+  w.lnf_w = make(Shape{c}, -1.0);
+  w.lnf_b = make(Shape{c}, 0.0);
+  return w;
+}
+
+}  // namespace
+
+Weights init_weights(const ModelConfig& config, std::uint64_t seed, DType dtype, Device device) {
+  HostNormal rng(seed);
+  return build_weights(config, [&](Shape shape, double stddev) {
+    if (stddev < 0) return ones(shape, dtype, device);
+    if (stddev == 0) return zeros(shape, dtype, device);
+    return normal(rng, std::move(shape), stddev, dtype, device);
+  });
+}
+
+Weights zero_weights(const ModelConfig& config, DType dtype, Device device) {
+  return build_weights(config, [&](Shape shape, double) { return zeros(std::move(shape), dtype, device); });
+}
+
+Weights zeros_like(const Weights& weights) {
+  Weights out = weights;  // same structure; every tensor replaced below
+  for (auto& [name, tensor] : out.named()) *tensor = ferrite::zeros_like(*tensor);
+  return out;
+}
+
+Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache,
+               MatmulCompute compute) {
+  const std::int64_t b = idx.size(0), t = idx.size(1), c = config.n_embd;
+  FERRITE_CHECK(t <= config.context, InvalidArgument, "gpt: ", t, " tokens exceed the context of ", config.context);
+  const Tensor positions = arange(t, DType::I64, idx.device());
+  // [B, T, C] + [T, C] broadcast, then the residual stream as [N, C].
+  Tensor x = (nn::embedding(weights.wte, idx) + nn::embedding(weights.wpe, positions)).view({b * t, c});
+  if (cache) {
+    cache->compute = compute;
+    cache->idx = idx;
+    cache->blocks.assign(weights.blocks.size(), {});
+  }
+  for (std::size_t i = 0; i < weights.blocks.size(); ++i) {
+    const BlockWeights& w = weights.blocks[i];
+    BlockCache local;
+    BlockCache& bc = cache ? cache->blocks[i] : local;
+    bc.x = x;
+    bc.ln1 = layer_norm(x, w.ln1_w, w.ln1_b, kLayerNormEps);
+    const Tensor qkv = linear(bc.ln1.y, w.attn_w, w.attn_b, compute).view({b, t, 3 * c});
+    bc.attn_y = causal_attention(qkv, config.n_head, bc.attn, compute).view({b * t, c});
+    bc.x_mid = x + linear(bc.attn_y, w.proj_w, w.proj_b, compute);
+    bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps);
+    bc.fc = linear(bc.ln2.y, w.fc_w, w.fc_b, compute);
+    bc.fc_act = gelu(bc.fc, kGelu);
+    x = bc.x_mid + linear(bc.fc_act, w.out_w, w.out_b, compute);
+  }
+  LayerNormResult lnf = layer_norm(x, weights.lnf_w, weights.lnf_b, kLayerNormEps);
+  const Tensor logits = matmul(lnf.y, weights.wte, {.transpose_b = true, .compute = compute});  // tied head: [N, vocab]
+  if (cache) {
+    cache->x_final = x;
+    cache->lnf = std::move(lnf);
+  }
+  return logits;
+}
+
+Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Tensor& idx, const Tensor& targets,
+                    ForwardCache& cache, MatmulCompute compute) {
+  const Tensor logits = forward(weights, config, idx, &cache, compute);
+  return cross_entropy(logits, targets.reshape({-1}), cache.loss);
+}
+
+void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
+              Weights& grads) {
+  const std::int64_t b = cache.idx.size(0), t = cache.idx.size(1), c = config.n_embd;
+  const MatmulCompute compute = cache.compute;
+  const Tensor dlogits = cross_entropy_backward(cache.loss, loss_scale);  // [N, vocab]
+  // logits = lnf.y wteᵀ: the head's share of the tied embedding's gradient.
+  grads.wte.add_(matmul(dlogits, cache.lnf.y, {.transpose_a = true, .compute = compute}));
+  const Tensor dlnf = matmul(dlogits, weights.wte, {.compute = compute});
+  LayerNormGrads lnf = layer_norm_backward(dlnf, cache.x_final, cache.lnf.mean, cache.lnf.rstd, weights.lnf_w);
+  grads.lnf_w.add_(lnf.dweight);
+  grads.lnf_b.add_(lnf.dbias);
+  Tensor dx = lnf.dx;  // gradient of the residual stream, [N, C]
+  for (std::size_t i = weights.blocks.size(); i-- > 0;) {
+    const BlockWeights& w = weights.blocks[i];
+    BlockWeights& g = grads.blocks[i];
+    const BlockCache& bc = cache.blocks[i];
+    // x = x_mid + mlp(ln2(x_mid)): the residual passes dx through; the MLP adds its share.
+    const Tensor dact = linear_backward(dx, bc.fc_act, w.out_w, g.out_w, g.out_b, compute);
+    const Tensor dfc = gelu_backward(dact, bc.fc, kGelu);
+    const Tensor dln2 = linear_backward(dfc, bc.ln2.y, w.fc_w, g.fc_w, g.fc_b, compute);
+    LayerNormGrads ln2 = layer_norm_backward(dln2, bc.x_mid, bc.ln2.mean, bc.ln2.rstd, w.ln2_w);
+    g.ln2_w.add_(ln2.dweight);
+    g.ln2_b.add_(ln2.dbias);
+    const Tensor dx_mid = dx + ln2.dx;
+    // x_mid = x + proj(attention(ln1(x))).
+    const Tensor dattn_y = linear_backward(dx_mid, bc.attn_y, w.proj_w, g.proj_w, g.proj_b, compute);
+    const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
+    const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, w.attn_w, g.attn_w, g.attn_b, compute);
+    LayerNormGrads ln1 = layer_norm_backward(dln1, bc.x, bc.ln1.mean, bc.ln1.rstd, w.ln1_w);
+    g.ln1_w.add_(ln1.dweight);
+    g.ln1_b.add_(ln1.dbias);
+    dx = dx_mid + ln1.dx;
+  }
+  // x = wte[idx] + wpe[positions]: rows of the token table receive their tokens' gradients,
+  // each position's row the sum over the batch.
+  grads.wte.add_(nn::embedding_backward(dx.view({b, t, c}), cache.idx, config.vocab));
+  grads.wpe.narrow(0, 0, t).add_(sum(dx.view({b, t, c}), 0));
+}
+
+}  // namespace ferrite::gpt

@@ -1,0 +1,84 @@
+// The GPT model: parameters, forward pass (keeping what the backward pass needs) and the
+// hand-written backward pass. Linear weights are stored [out, in] as torch.nn.Linear does, so
+// a checkpoint loads into the PyTorch model of examples/gpt/torch_reference.py unchanged.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "examples/gpt/attention.hpp"
+#include "examples/gpt/config.hpp"
+#include "examples/gpt/loss.hpp"
+#include "ferrite/ferrite.hpp"
+
+namespace ferrite::gpt {
+
+struct BlockWeights {
+  Tensor ln1_w, ln1_b;    // [C]
+  Tensor attn_w, attn_b;  // [3C, C], [3C]
+  Tensor proj_w, proj_b;  // [C, C], [C]
+  Tensor ln2_w, ln2_b;    // [C]
+  Tensor fc_w, fc_b;      // [4C, C], [4C]
+  Tensor out_w, out_b;    // [C, 4C], [C]
+};
+
+/// The parameters, or (same layout) their gradients or an optimizer moment.
+struct Weights {
+  Tensor wte;  // [vocab, C], also the LM head
+  Tensor wpe;  // [context, C]
+  std::vector<BlockWeights> blocks;
+  Tensor lnf_w, lnf_b;  // [C]
+
+  /// Every tensor with its checkpoint name (GPT-2's: "h.0.attn.c_attn.weight", ...), in a
+  /// fixed order. The pointers stay valid while this object lives and is not resized.
+  std::vector<std::pair<std::string, Tensor*>> named();
+  std::vector<std::pair<std::string, const Tensor*>> named() const;
+};
+
+/// GPT-2's initialisation from `seed`: normal(0, 0.02) matrices and embeddings, the residual
+/// projections scaled by 1 / sqrt(2 * layers), zero biases, unit LayerNorm gains. Drawn on
+/// the host (a reproducible stream) and copied to `device` once.
+Weights init_weights(const ModelConfig& config, std::uint64_t seed, DType dtype, Device device);
+/// Zeros of every parameter's shape for `config` (to be filled from a checkpoint).
+Weights zero_weights(const ModelConfig& config, DType dtype, Device device);
+/// Zeros of every parameter's shape (gradients, optimizer moments).
+Weights zeros_like(const Weights& weights);
+
+struct BlockCache {
+  Tensor x;  // block input, [N, C]
+  LayerNormResult ln1;
+  AttentionCache attn;
+  Tensor attn_y;  // [N, C]
+  Tensor x_mid;   // after the attention residual
+  LayerNormResult ln2;
+  Tensor fc;      // pre-activation [N, 4C]
+  Tensor fc_act;  // gelu(fc)
+};
+
+struct ForwardCache {
+  MatmulCompute compute = MatmulCompute::Default;  // forward's, reused by backward
+  Tensor idx;  // [B, T] I64
+  std::vector<BlockCache> blocks;
+  Tensor x_final;
+  LayerNormResult lnf;
+  LossCache loss;
+};
+
+/// Logits [B * T, vocab] for the tokens idx [B, T] (T <= context). With a cache, it keeps
+/// what backward() needs. `compute` is every matmul's precision: Default (the weights' dtype)
+/// or, for F32 weights, MatmulCompute::BF16 (BF16 tensor-core products with F32 results, so
+/// weights, activations, norms, softmax and reductions stay F32).
+Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache,
+               MatmulCompute compute = MatmulCompute::Default);
+
+/// forward() plus the mean cross-entropy against targets [B, T]: a 0-d tensor.
+Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Tensor& idx, const Tensor& targets,
+                    ForwardCache& cache, MatmulCompute compute = MatmulCompute::Default);
+
+/// Adds the gradients of (loss * loss_scale) to `grads`.
+void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
+              Weights& grads);
+
+}  // namespace ferrite::gpt
