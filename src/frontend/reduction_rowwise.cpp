@@ -5,6 +5,7 @@
 #include "ferrite/reduction.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/reduction_common.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 namespace {
@@ -71,7 +72,12 @@ void check_stat(const char* name, const char* what, const Tensor& s, const Tenso
                 rc.rows, " elements, one per row (input ", x.description(), ")");
 }
 
-Buffer buffer_or_none(const Tensor& t) { return t.defined() ? t.buffer() : Buffer(); }
+// The norms' inputs, 16-byte aligned (frontend::aligned_buffer: a view off the grid, such as
+// a weight one element into its storage, is copied). The CUDA norm kernels take vector loads
+// only when every row and parameter is aligned, and otherwise a scalar layout whose sums run
+// in another order: without the copy, a view of the same values gave other bits.
+Buffer aligned(const Tensor& t) { return frontend::aligned_buffer(t); }
+Buffer aligned_or_none(const Tensor& t) { return t.defined() ? frontend::aligned_buffer(t) : Buffer(); }
 
 }  // namespace
 
@@ -101,7 +107,7 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   r.mean = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   if (rc.rows > 0)
-    backend(x.device()).reductions().layer_norm(x.buffer(), buffer_or_none(weight), buffer_or_none(bias), r.y.buffer(),
+    backend(x.device()).reductions().layer_norm(aligned(x), aligned_or_none(weight), aligned_or_none(bias), r.y.buffer(),
                                                 r.mean.buffer(), r.rstd.buffer(), rc.rows, rc.cols, eps);
   return r;
 }
@@ -124,8 +130,8 @@ LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Te
     if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
     return g;
   }
-  backend(x.device()).reductions().layer_norm_backward(grad.buffer(), x.buffer(), mean.buffer(), rstd.buffer(),
-                                                       buffer_or_none(weight), g.dx.buffer(), buffer_or_none(g.dweight),
+  backend(x.device()).reductions().layer_norm_backward(aligned(grad), aligned(x), mean.buffer(), rstd.buffer(),
+                                                       aligned_or_none(weight), g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(),
                                                        g.dbias.buffer(), rc.rows, rc.cols);
   return g;
 }
@@ -141,7 +147,7 @@ RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps) {
   r.y = frontend::allocate(x.shape(), x.dtype(), x.device());
   r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   if (rc.rows > 0)
-    backend(x.device()).reductions().rms_norm(x.buffer(), buffer_or_none(weight), r.y.buffer(), r.rstd.buffer(), rc.rows,
+    backend(x.device()).reductions().rms_norm(aligned(x), aligned_or_none(weight), r.y.buffer(), r.rstd.buffer(), rc.rows,
                                               rc.cols, eps);
   return r;
 }
@@ -160,8 +166,8 @@ RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor
     if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
     return g;
   }
-  backend(x.device()).reductions().rms_norm_backward(grad.buffer(), x.buffer(), rstd.buffer(), buffer_or_none(weight),
-                                                     g.dx.buffer(), buffer_or_none(g.dweight), rc.rows, rc.cols);
+  backend(x.device()).reductions().rms_norm_backward(aligned(grad), aligned(x), rstd.buffer(), aligned_or_none(weight),
+                                                     g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(), rc.rows, rc.cols);
   return g;
 }
 

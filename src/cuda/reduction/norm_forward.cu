@@ -4,9 +4,13 @@
 // The variance is taken around the mean of the row held in registers (two passes over
 // registers, not E[x^2] - E[x]^2), so it does not cancel catastrophically; the second pass
 // also corrects the mean (corrected_stats).
+#include <cuda_pipeline.h>
+
+#include <algorithm>
 #include <cmath>
 
 #include "core/dtype_dispatch.hpp"
+#include "cuda/runtime/device_context.hpp"
 #include "cuda/reduction/reduction_kernels.cuh"
 #include "cuda/reduction/rowwise_common.cuh"
 
@@ -47,20 +51,16 @@ __device__ __forceinline__ void corrected_stats(A mu0, SumPair<A> deviations, A 
 // so they come from L1/L2), which keeps few registers live and many blocks resident.
 // kCentred: layer norm (mean and variance); else RMS norm (mean(x²) only, no subtraction:
 // the BF16 norms are bound by instruction issue).
+// One row held in registers (v, N items of thread t of its group): statistics, mean/rstd, y.
+// kCentred: layer norm (mean and variance); else RMS norm (mean(x²) only, no subtraction:
+// the BF16 norms are bound by instruction issue). Every thread of the block calls it (the
+// group reductions synchronise the block); inactive groups (row past the end) write nothing.
 template <class T, int G, int N, bool kCentred>
-__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, bool vec) {
+__device__ __forceinline__ void norm_row(const NormArgs<T>& a, std::int64_t row, int t, bool active, bool vec,
+                                         acc_t<T> (&v)[N], acc_t<T>* smem, SumPair<acc_t<T>>* pair_smem) {
   using A = acc_t<T>;
   constexpr int kV = Vec16<T>::kSize;
-  __shared__ A smem[kRowThreads / 32];
-  __shared__ SumPair<A> pair_smem[kCentred ? kRowThreads / 32 : 1];
-  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kRowThreads / G) + threadIdx.x / G;
-  const int t = threadIdx.x % G;
-  const bool active = row < a.rows;
   const A n_cols = static_cast<A>(a.cols);
-  A v[N];
-#pragma unroll
-  for (int n = 0; n < N; ++n) v[n] = 0;
-  if (active) load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, v, A(0));
   // Items past the row's end hold 0 and stay out of the deviations. Columns grow with n, so
   // a thread whose last item is inside the row (every thread, when the row fills the shape)
   // skips the per-item test. Same order of additions either way.
@@ -100,6 +100,8 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, b
     if (kCentred) a.mean[row] = mu;
     a.rstd[row] = r;
   }
+  // Weight and bias are applied one vector at a time (they are the same for every row, so
+  // they come from L1/L2), which keeps few registers live and many blocks resident.
   T* y = a.y + row * a.cols;
   if (N % kV == 0 && vec) {
 #pragma unroll
@@ -130,6 +132,90 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, b
       y[c] = detail::narrow<T>(value);
     }
   }
+}
+
+// Rows in registers: one row per group of G threads, read once and written once.
+template <class T, int G, int N, bool kCentred>
+__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, bool vec) {
+  using A = acc_t<T>;
+  __shared__ A smem[kRowThreads / 32];
+  __shared__ SumPair<A> pair_smem[kCentred ? kRowThreads / 32 : 1];
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kRowThreads / G) + threadIdx.x / G;
+  const int t = threadIdx.x % G;
+  const bool active = row < a.rows;
+  A v[N];
+#pragma unroll
+  for (int n = 0; n < N; ++n) v[n] = 0;
+  if (active) load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, v, A(0));
+  norm_row<T, G, N, kCentred>(a, row, t, active, vec, v, smem, pair_smem);
+}
+
+// Two-byte rows (F16, BF16) of 16-byte vectors, whose arithmetic per byte is twice F32's:
+// loaded in registers at the start of each block, a block had nothing in flight while it
+// reduced and wrote its rows, and BF16 [65536, 4096] moved 3.0-3.4 TB/s where F32 reached
+// 4.1 with the same code. Here the blocks stay resident (as many as fit at once) and walk over
+// the rows; each thread copies its own vectors of its group's next row into shared memory
+// (cp.async, no registers held) before it works on the current one, so every block always
+// has a row's load in flight. The arithmetic is norm_row's: the same bits as norm_rows_kernel.
+// Measured on BF16 [65536, 4096] (H200): layer_norm 3.08 -> 3.26 TB/s, rms_norm 3.46 -> 3.61,
+// short of the ~3.9 predicted had latency been the whole story (docs/performance.md, run I).
+template <class T, int N>
+inline constexpr bool kStagedForward = sizeof(T) == 2 && N % Vec16<T>::kSize == 0;
+
+template <class T, int G, int N, bool kCentred>
+__global__ void __launch_bounds__(kRowThreads) norm_rows_staged_kernel(NormArgs<T> a, std::int64_t row_blocks) {
+  using A = acc_t<T>;
+  constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize, kVectors = N / kV;
+  __shared__ A smem[kRowThreads / 32];
+  __shared__ SumPair<A> pair_smem[kCentred ? kRowThreads / 32 : 1];
+  // [buffer][vector][thread]: consecutive threads, consecutive 16-byte slots.
+  __shared__ Vec16<T> staged[2][kVectors][kRowThreads];
+  const int group = threadIdx.x / G, t = threadIdx.x % G;
+  // Starts the copy of iteration it's row into buffer it % 2 (one commit group per call,
+  // empty past the end). Each thread reads back only the slots it copied itself.
+  auto stage = [&](std::int64_t it) {
+    const std::int64_t block_row = it * gridDim.x + blockIdx.x;
+    const std::int64_t row = block_row * kGroups + group;
+    if (block_row < row_blocks && row < a.rows) {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q) {
+        const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+        if (first < a.cols) __pipeline_memcpy_async(&staged[it & 1][q][threadIdx.x], a.x + row * a.cols + first, 16);
+      }
+    }
+    __pipeline_commit();
+  };
+  stage(0);
+  // The loop bound is the same for every thread of the block (the reductions synchronise it).
+  for (std::int64_t it = 0; it * gridDim.x + blockIdx.x < row_blocks; ++it) {
+    const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
+    const bool active = row < a.rows;
+    // The next row's copy goes out before this row's is awaited. Buffer (it + 1) % 2 was
+    // last read in iteration it - 1, by this thread, before this point.
+    stage(it + 1);
+    __pipeline_wait_prior(1);
+    A v[N];
+#pragma unroll
+    for (int q = 0; q < kVectors; ++q) {
+      const bool inside = active && (static_cast<std::int64_t>(q) * G + t) * kV < a.cols;
+      const Vec16<T> pack = staged[it & 1][q][threadIdx.x];
+#pragma unroll
+      for (int k = 0; k < kV; ++k) v[q * kV + k] = inside ? static_cast<A>(detail::widen(pack.v[k])) : A(0);
+    }
+    norm_row<T, G, N, kCentred>(a, row, t, active, true, v, smem, pair_smem);
+  }
+}
+
+// Blocks of a staged launch: as many as are resident at once on the device, at most one
+// per group of rows. Which block does a row changes nothing in its result.
+template <class Kernel>
+unsigned resident_blocks(Kernel kernel, std::int64_t row_blocks) {
+  int device = 0, per_sm = 0;
+  FERRITE_CUDA_CHECK(cudaGetDevice(&device));
+  FERRITE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowThreads, 0));
+  const std::int64_t resident =
+      static_cast<std::int64_t>(std::max(per_sm, 1)) * DeviceContext::get(device).properties().multiProcessorCount;
+  return static_cast<unsigned>(std::min(resident, row_blocks));
 }
 
 // Long rows: one block per row, passes over memory for the mean, the deviations and the
@@ -196,6 +282,13 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
       const bool fits = with_row_shape_for<T>(cols, 8192, [&](auto shape) {
         constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
         const unsigned blocks = blocks_for(rows, kRowThreads / G);
+        if constexpr (kStagedForward<T, N>) {
+          if (vec) {
+            auto kernel = centred ? norm_rows_staged_kernel<T, G, N, true> : norm_rows_staged_kernel<T, G, N, false>;
+            kernel<<<resident_blocks(kernel, blocks), kRowThreads, 0, stream>>>(a, blocks);
+            return;
+          }
+        }
         if (centred)
           norm_rows_kernel<T, G, N, true><<<blocks, kRowThreads, 0, stream>>>(a, vec);
         else
