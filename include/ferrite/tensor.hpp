@@ -62,9 +62,11 @@ class Tensor {
   /// The storage this tensor views (shared by every view of it).
   const std::shared_ptr<Storage>& storage() const { return storage_; }
 
-  /// The elements in row-major order as one dense Buffer: the storage window itself when the
-  /// tensor is contiguous, else a contiguous copy made on the tensor's device. This is the
-  /// one step through which ops whose kernels need dense input receive a strided tensor;
+  /// The elements in row-major order as one dense Buffer whose first element is 16-byte
+  /// aligned: the storage window itself when the tensor is contiguous and aligned, else a
+  /// contiguous copy made on the tensor's device (so no result depends on where a view starts
+  /// in its storage). This is the one step through which ops whose kernels need dense input
+  /// receive a strided tensor;
   /// bind the result once (each call on a strided tensor copies again). Never write through
   /// it: for a strided tensor the writes would land in the copy (in-place ops use
   /// contiguous() and copy_()).
@@ -173,6 +175,8 @@ class Tensor {
   // A view of `storage` (already checked by the caller).
   Tensor(std::shared_ptr<Storage> storage, DType dtype, Shape shape, Strides strides, std::int64_t offset);
   void check_host_type(DType requested, const char* what) const;
+  // The storage window of a contiguous tensor, at any alignment (for byte copies).
+  Buffer window() const;
   Tensor view_as(const char* op, Shape shape, Strides strides, std::int64_t offset) const;
 
   std::shared_ptr<Storage> storage_;

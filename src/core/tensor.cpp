@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
 
 #include "core/extent.hpp"
@@ -77,12 +78,21 @@ void* Tensor::mutable_data_ptr() const {
   return static_cast<char*>(storage_->data()) + static_cast<std::size_t>(offset_) * element_size();
 }
 
+Buffer Tensor::window() const {
+  // Byte copies (transfers, clone) take any alignment.
+  return numel_ == 0 ? Buffer(storage_, dtype_, 0, 0) : Buffer(storage_, dtype_, numel_, offset_);
+}
+
 Buffer Tensor::buffer() const {
   if (!storage_) return Buffer();
   // An empty view may carry an offset past the storage's end (a select of an empty dim).
   if (numel_ == 0) return Buffer(storage_, dtype_, 0, 0);
-  if (contiguous_) return Buffer(storage_, dtype_, numel_, offset_);
-  return contiguous().buffer();
+  // A contiguous view whose first element is off the 16-byte grid is copied too: kernels pick
+  // their vector paths (and so their summation orders) by alignment, and a result must not
+  // depend on where a view starts in its storage.
+  if (contiguous_ && reinterpret_cast<std::uintptr_t>(mutable_data_ptr()) % 16 == 0)
+    return Buffer(storage_, dtype_, numel_, offset_);
+  return clone().buffer();
 }
 
 Tensor Tensor::contiguous() const {
@@ -118,11 +128,11 @@ Tensor Tensor::to(Device target) const {
   if (device().is_cpu()) {
     backend(target).copy_from_host(data_ptr(), out.buffer(), nbytes());
   } else if (target.is_cpu()) {
-    backend(device()).copy_to_host(buffer(), out.mutable_data_ptr(), nbytes());
+    backend(device()).copy_to_host(window(), out.mutable_data_ptr(), nbytes());
   } else {
     FERRITE_CHECK(device().kind == target.kind, Unsupported, "to(device): no direct path from ", device().str(),
                   " to ", target.str());
-    backend(device()).copy(buffer(), out.buffer());
+    backend(device()).copy(window(), out.buffer());
   }
   return out;
 }
@@ -144,7 +154,7 @@ Tensor Tensor::clone() const {
   FERRITE_CHECK(defined(), InvalidArgument, "clone: tensor is undefined");
   if (!contiguous_) return contiguous();  // already a new tensor
   Tensor out = frontend::allocate(shape_, dtype(), device());
-  if (numel() > 0) backend(device()).copy(buffer(), out.buffer());
+  if (numel() > 0) backend(device()).copy(window(), out.buffer());
   return out;
 }
 
@@ -193,7 +203,7 @@ std::vector<std::uint8_t> Tensor::to_bytes() const {
   if (device().is_cpu()) {
     std::memcpy(bytes.data(), data_ptr(), bytes.size());
   } else {
-    backend(device()).copy_to_host(buffer(), bytes.data(), bytes.size());
+    backend(device()).copy_to_host(window(), bytes.data(), bytes.size());
   }
   return bytes;
 }

@@ -39,7 +39,10 @@ void run_binary(Op op, const Tensor& a_in, const Tensor& b_in, const Tensor& out
   if (out.numel() == 0) return;
   const Tensor a = frontend::elementwise_operand(a_in), b = frontend::elementwise_operand(b_in);
   const ElementwiseLayout layout = make_strided_layout(out.shape(), {&a, &b}, name_of(op));
-  backend(out.device()).binary(op, frontend::strided_buffer(a), frontend::strided_buffer(b), out.buffer(), layout);
+  // out's own storage window at any alignment (buffer() would copy an unaligned view, and the
+  // writes would land in the copy).
+  backend(out.device()).binary(op, frontend::strided_buffer(a), frontend::strided_buffer(b),
+                               frontend::strided_buffer(out), layout);
 }
 
 /// `out_dtype`: the operands' dtype, Bool for comparisons, F32 for mixed precision.

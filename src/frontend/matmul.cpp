@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -234,11 +235,11 @@ const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, do
                 " overlaps an operand (", a.description(), ", ", b.description(), ")");
   plan.desc.alpha = alpha;
   plan.desc.beta = beta;
-  if (out.is_contiguous()) {
+  if (out.is_contiguous() && reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 == 0) {
     run(plan.desc, a, b, out);
   } else {
-    // The product is computed into a dense copy of out (read when beta != 0) and written back
-    // through out's strides.
+    // The product is computed into a dense, aligned copy of out (read when beta != 0) and
+    // written back through out's strides.
     frontend::check_writable("matmul", out);
     const Tensor dense = out.contiguous();
     run(plan.desc, a, b, dense);

@@ -99,16 +99,15 @@ Tensor elementwise_operand(const Tensor& t) {
 }
 
 Buffer strided_buffer(const Tensor& t) {
-  if (t.is_contiguous() || t.numel() == 0) return t.buffer();
+  // The raw window at any alignment: the elementwise engines compute each element alone, so
+  // their results do not depend on alignment.
+  if (t.numel() == 0) return t.buffer();
   std::int64_t span = 1;
   for (std::size_t k = 0; k < t.shape().size(); ++k) span += (t.shape()[k] - 1) * t.strides()[k];
   return Buffer(t.storage(), t.dtype(), span, t.storage_offset());
 }
 
-Buffer aligned_buffer(const Tensor& t) {
-  if (t.is_contiguous() && reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0) return t.buffer();
-  return t.numel() == 0 ? t.buffer() : t.clone().buffer();
-}
+Buffer aligned_buffer(const Tensor& t) { return t.buffer(); }  // buffer() aligns (tensor.hpp)
 
 std::optional<std::vector<std::int64_t>> memory_order(const Tensor& t) {
   if (t.is_contiguous() || t.numel() == 0) return std::nullopt;
