@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "ferrite/backend.hpp"
+#include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
@@ -42,12 +43,14 @@ class CpuBackend final : public Backend {
   ReductionOps& reductions() override { return *reductions_; }
   ShapeOps& shape_ops() override { return *shape_ops_; }
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
+  ConvOps& conv_ops() override { return *conv_ops_; }
 
  private:
   std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
   std::unique_ptr<ReductionOps> reductions_;
   std::unique_ptr<ShapeOps> shape_ops_;
   std::unique_ptr<MatmulOps> matmul_ops_;
+  std::unique_ptr<ConvOps> conv_ops_;
 };
 
 }  // namespace ferrite::cpu
