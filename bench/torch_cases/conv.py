@@ -62,11 +62,11 @@ def cases(quick):
     b, h = (16, 64) if quick else (256, 1024)
     ig, hg, hx = rand(b, 3 * h), rand(b, 3 * h), rand(b, h)
     ib, hb = rand(3 * h), rand(3 * h)
-    _, ws = torch._thnn_fused_gru_cell(ig, hg, hx, ib, hb)
+    _, ws = torch.ops.aten._thnn_fused_gru_cell(ig, hg, hx, ib, hb)
     out += [
-        Case("gru_cell_f32", lambda: torch._thnn_fused_gru_cell(ig, hg, hx, ib, hb),
+        Case("gru_cell_f32", lambda: torch.ops.aten._thnn_fused_gru_cell(ig, hg, hx, ib, hb),
              bytes=b * h * 4.0 * 13 + 6 * h * 4.0),
-        Case("gru_cell_backward_f32", lambda: torch._thnn_fused_gru_cell_backward(hx, ws, True),
+        Case("gru_cell_backward_f32", lambda: torch.ops.aten._thnn_fused_gru_cell_backward(hx, ws, True),
              bytes=b * h * 4.0 * 13 + 6 * h * 4.0),
     ]
     return out

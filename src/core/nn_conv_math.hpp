@@ -12,24 +12,53 @@
 
 namespace ferrite::detail {
 
-FERRITE_HOST_DEVICE std::int64_t pool_min(std::int64_t a, std::int64_t b) { return a < b ? a : b; }
-FERRITE_HOST_DEVICE std::int64_t pool_max(std::int64_t a, std::int64_t b) { return a > b ? a : b; }
+
+/// Whether every index of a plane's pooling fits in 32 bits: the kernels then use `int`
+/// arithmetic (4x fewer instructions than int64 on the GPU). Both backends use the same rule.
+inline bool pool_fits_int(const Pool2dDesc& d) {
+  const std::int64_t big = std::int64_t(1) << 30;
+  return d.h * d.w < big && d.oh * d.ow < big && (d.oh + 1) * d.sh + d.kh * d.dh + d.ph < big &&
+         (d.ow + 1) * d.sw + d.kw * d.dw + d.pw < big && (d.h + 1) * d.oh < big && (d.w + 1) * d.ow < big;
+}
+
+/// The descriptor's fields in the index type I.
+template <class I>
+struct PoolIdx {
+  I h, w, oh, ow, kh, kw, sh, sw, ph, pw, dh, dw, divisor;
+  bool adaptive, count_include_pad;
+  FERRITE_HOST_DEVICE explicit PoolIdx(const Pool2dDesc& d)
+      : h(I(d.h)), w(I(d.w)), oh(I(d.oh)), ow(I(d.ow)), kh(I(d.kh)), kw(I(d.kw)), sh(I(d.sh)), sw(I(d.sw)),
+        ph(I(d.ph)), pw(I(d.pw)), dh(I(d.dh)), dw(I(d.dw)), divisor(I(d.divisor)), adaptive(d.adaptive),
+        count_include_pad(d.count_include_pad) {}
+};
+
+/// Calls f(PoolIdx<int>) when the plane fits 32-bit indices, else f(PoolIdx<int64_t>).
+template <class F>
+void with_pool_index(const Pool2dDesc& d, F&& f) {
+  if (pool_fits_int(d)) f(PoolIdx<int>(d));
+  else f(PoolIdx<std::int64_t>(d));
+}
+
+template <class I>
+FERRITE_HOST_DEVICE I idx_min(I a, I b) { return a < b ? a : b; }
+template <class I>
+FERRITE_HOST_DEVICE I idx_max(I a, I b) { return a > b ? a : b; }
 
 /// max_pool2d of output (i, j) of one plane, PyTorch's rule: the window starts at its first
 /// in-bounds tap; a value wins when it is greater or NaN (so a NaN propagates, the last NaN's
 /// index is kept); an all -inf window returns -inf at its first tap.
-template <class T>
-FERRITE_HOST_DEVICE void max_pool_element(const Pool2dDesc& d, const T* plane, std::int64_t i, std::int64_t j,
-                                          T* out, std::int64_t* index) {
+template <class T, class I>
+FERRITE_HOST_DEVICE void max_pool_element(const PoolIdx<I>& d, const T* plane, I i, I j, T* out,
+                                          std::int64_t* index) {
   using W = wide_t<T>;
-  std::int64_t hs = i * d.sh - d.ph, ws = j * d.sw - d.pw;
-  const std::int64_t he = pool_min(hs + (d.kh - 1) * d.dh + 1, d.h), we = pool_min(ws + (d.kw - 1) * d.dw + 1, d.w);
+  I hs = i * d.sh - d.ph, ws = j * d.sw - d.pw;
+  const I he = idx_min<I>(hs + (d.kh - 1) * d.dh + 1, d.h), we = idx_min<I>(ws + (d.kw - 1) * d.dw + 1, d.w);
   while (hs < 0) hs += d.dh;
   while (ws < 0) ws += d.dw;
   W best = -std::numeric_limits<W>::infinity();
-  std::int64_t best_index = hs * d.w + ws;
-  for (std::int64_t y = hs; y < he; y += d.dh)
-    for (std::int64_t x = ws; x < we; x += d.dw) {
+  I best_index = hs * d.w + ws;
+  for (I y = hs; y < he; y += d.dh)
+    for (I x = ws; x < we; x += d.dw) {
       const W v = widen(plane[y * d.w + x]);
       if (v > best || v != v) {
         best = v;
@@ -42,12 +71,14 @@ FERRITE_HOST_DEVICE void max_pool_element(const Pool2dDesc& d, const T* plane, s
 
 /// The window of avg pool output (i, j): rows [hs, he), columns [ws, we) clipped to the
 /// input, and the divisor of its sum.
+template <class I>
 struct AvgWindow {
-  std::int64_t hs, he, ws, we, divisor;
+  I hs, he, ws, we, divisor;
 };
 
-FERRITE_HOST_DEVICE AvgWindow avg_window(const Pool2dDesc& d, std::int64_t i, std::int64_t j) {
-  AvgWindow a{};
+template <class I>
+FERRITE_HOST_DEVICE AvgWindow<I> avg_window(const PoolIdx<I>& d, I i, I j) {
+  AvgWindow<I> a{};
   if (d.adaptive) {
     a.hs = i * d.h / d.oh;
     a.he = ((i + 1) * d.h + d.oh - 1) / d.oh;
@@ -58,52 +89,52 @@ FERRITE_HOST_DEVICE AvgWindow avg_window(const Pool2dDesc& d, std::int64_t i, st
   }
   a.hs = i * d.sh - d.ph;
   a.ws = j * d.sw - d.pw;
-  a.he = pool_min(a.hs + d.kh, d.h + d.ph);
-  a.we = pool_min(a.ws + d.kw, d.w + d.pw);
-  const std::int64_t padded = (a.he - a.hs) * (a.we - a.ws);
-  a.hs = pool_max(a.hs, 0);
-  a.ws = pool_max(a.ws, 0);
-  a.he = pool_min(a.he, d.h);
-  a.we = pool_min(a.we, d.w);
+  a.he = idx_min<I>(a.hs + d.kh, d.h + d.ph);
+  a.we = idx_min<I>(a.ws + d.kw, d.w + d.pw);
+  const I padded = (a.he - a.hs) * (a.we - a.ws);
+  a.hs = idx_max<I>(a.hs, 0);
+  a.ws = idx_max<I>(a.ws, 0);
+  a.he = idx_min<I>(a.he, d.h);
+  a.we = idx_min<I>(a.we, d.w);
   a.divisor = d.divisor != 0 ? d.divisor : d.count_include_pad ? padded : (a.he - a.hs) * (a.we - a.ws);
   return a;
 }
 
-template <class T>
-FERRITE_HOST_DEVICE T avg_pool_element(const Pool2dDesc& d, const T* plane, std::int64_t i, std::int64_t j) {
+template <class T, class I>
+FERRITE_HOST_DEVICE T avg_pool_element(const PoolIdx<I>& d, const T* plane, I i, I j) {
   using W = wide_t<T>;
-  const AvgWindow a = avg_window(d, i, j);
+  const AvgWindow<I> a = avg_window(d, i, j);
   if (a.hs >= a.he || a.ws >= a.we) return narrow<T>(W(0));  // a window wholly in the padding
   W sum = 0;
-  for (std::int64_t y = a.hs; y < a.he; ++y)
-    for (std::int64_t x = a.ws; x < a.we; ++x) sum += widen(plane[y * d.w + x]);
+  for (I y = a.hs; y < a.he; ++y)
+    for (I x = a.ws; x < a.we; ++x) sum += widen(plane[y * d.w + x]);
   return narrow<T>(sum / static_cast<W>(a.divisor));
 }
 
 /// The outputs along one axis whose windows may cover input position `p`: [first, last).
+template <class I>
 struct OutRange {
-  std::int64_t first, last;
+  I first, last;
 };
 
-FERRITE_HOST_DEVICE OutRange covering_outputs(std::int64_t p, std::int64_t in, std::int64_t out, std::int64_t k,
-                                              std::int64_t s, std::int64_t pad, std::int64_t dil, bool adaptive) {
-  if (adaptive) return {p * out / in, pool_min(((p + 1) * out + in - 1) / in, out)};
-  const std::int64_t span = (k - 1) * dil + 1;
-  const std::int64_t first = p + pad < span ? 0 : (p + pad - span) / s + 1;
-  return {first, pool_min((p + pad) / s + 1, out)};
+template <class I>
+FERRITE_HOST_DEVICE OutRange<I> covering_outputs(I p, I in, I out, I k, I s, I pad, I dil, bool adaptive) {
+  if (adaptive) return {p * out / in, idx_min<I>(((p + 1) * out + in - 1) / in, out)};
+  const I span = (k - 1) * dil + 1;
+  const I first = p + pad < span ? 0 : (p + pad - span) / s + 1;
+  return {first, idx_min<I>((p + pad) / s + 1, out)};
 }
 
 /// Gradient of one input element of avg pool: Σ grad / divisor over the windows covering it.
-template <class T>
-FERRITE_HOST_DEVICE T avg_pool_backward_element(const Pool2dDesc& d, const T* grad_plane, std::int64_t y,
-                                                std::int64_t x) {
+template <class T, class I>
+FERRITE_HOST_DEVICE T avg_pool_backward_element(const PoolIdx<I>& d, const T* grad_plane, I y, I x) {
   using W = wide_t<T>;
-  const OutRange ri = covering_outputs(y, d.h, d.oh, d.kh, d.sh, d.ph, 1, d.adaptive);
-  const OutRange rj = covering_outputs(x, d.w, d.ow, d.kw, d.sw, d.pw, 1, d.adaptive);
+  const OutRange<I> ri = covering_outputs<I>(y, d.h, d.oh, d.kh, d.sh, d.ph, 1, d.adaptive);
+  const OutRange<I> rj = covering_outputs<I>(x, d.w, d.ow, d.kw, d.sw, d.pw, 1, d.adaptive);
   W sum = 0;
-  for (std::int64_t i = ri.first; i < ri.last; ++i)
-    for (std::int64_t j = rj.first; j < rj.last; ++j) {
-      const AvgWindow a = avg_window(d, i, j);
+  for (I i = ri.first; i < ri.last; ++i)
+    for (I j = rj.first; j < rj.last; ++j) {
+      const AvgWindow<I> a = avg_window(d, i, j);
       if (y >= a.hs && y < a.he && x >= a.ws && x < a.we)
         sum += widen(grad_plane[i * d.ow + j]) / static_cast<W>(a.divisor);
     }
@@ -111,16 +142,16 @@ FERRITE_HOST_DEVICE T avg_pool_backward_element(const Pool2dDesc& d, const T* gr
 }
 
 /// Gradient of one input element of max pool: the grads of the outputs that chose it.
-template <class T>
-FERRITE_HOST_DEVICE T max_pool_backward_element(const Pool2dDesc& d, const T* grad_plane,
-                                                const std::int64_t* index_plane, std::int64_t y, std::int64_t x) {
+template <class T, class I>
+FERRITE_HOST_DEVICE T max_pool_backward_element(const PoolIdx<I>& d, const T* grad_plane,
+                                                const std::int64_t* index_plane, I y, I x) {
   using W = wide_t<T>;
-  const OutRange ri = covering_outputs(y, d.h, d.oh, d.kh, d.sh, d.ph, d.dh, false);
-  const OutRange rj = covering_outputs(x, d.w, d.ow, d.kw, d.sw, d.pw, d.dw, false);
+  const OutRange<I> ri = covering_outputs<I>(y, d.h, d.oh, d.kh, d.sh, d.ph, d.dh, false);
+  const OutRange<I> rj = covering_outputs<I>(x, d.w, d.ow, d.kw, d.sw, d.pw, d.dw, false);
   const std::int64_t me = y * d.w + x;
   W sum = 0;
-  for (std::int64_t i = ri.first; i < ri.last; ++i)
-    for (std::int64_t j = rj.first; j < rj.last; ++j)
+  for (I i = ri.first; i < ri.last; ++i)
+    for (I j = rj.first; j < rj.last; ++j)
       if (index_plane[i * d.ow + j] == me) sum += widen(grad_plane[i * d.ow + j]);
   return narrow<T>(sum);
 }

@@ -40,12 +40,15 @@ class CpuConvOps final : public ConvOps {
       const T* in = x.data_as<const T>();
       T* o = out.data_as<T>();
       std::int64_t* idx = indices.data_as<std::int64_t>();
-      const std::int64_t per = d.oh * d.ow, total = d.planes * per;
+      detail::with_pool_index(d, [&](const auto& pd) {
+        using I = decltype(pd.h);
+        const std::int64_t per = d.oh * d.ow, total = d.planes * per;
 #pragma omp parallel for schedule(static) if (total >= kParallelElements)
-      for (std::int64_t e = 0; e < total; ++e) {
-        const std::int64_t p = e / per, i = e % per / d.ow, j = e % d.ow;
-        detail::max_pool_element(d, in + p * d.h * d.w, i, j, o + e, idx + e);
-      }
+        for (std::int64_t e = 0; e < total; ++e) {
+          const std::int64_t p = e / per, i = e % per / d.ow, j = e % d.ow;
+          detail::max_pool_element(pd, in + p * d.h * d.w, I(i), I(j), o + e, idx + e);
+        }
+      });
     });
   }
 
@@ -56,12 +59,15 @@ class CpuConvOps final : public ConvOps {
       const T* g = grad.data_as<const T>();
       const std::int64_t* idx = indices.data_as<const std::int64_t>();
       T* gx = grad_x.data_as<T>();
-      const std::int64_t per = d.h * d.w, total = d.planes * per, out_per = d.oh * d.ow;
+      detail::with_pool_index(d, [&](const auto& pd) {
+        using I = decltype(pd.h);
+        const std::int64_t per = d.h * d.w, total = d.planes * per, out_per = d.oh * d.ow;
 #pragma omp parallel for schedule(static) if (total >= kParallelElements)
-      for (std::int64_t e = 0; e < total; ++e) {
-        const std::int64_t p = e / per, y = e % per / d.w, x = e % d.w;
-        gx[e] = detail::max_pool_backward_element(d, g + p * out_per, idx + p * out_per, y, x);
-      }
+        for (std::int64_t e = 0; e < total; ++e) {
+          const std::int64_t p = e / per, y = e % per / d.w, x = e % d.w;
+          gx[e] = detail::max_pool_backward_element(pd, g + p * out_per, idx + p * out_per, I(y), I(x));
+        }
+      });
     });
   }
 
@@ -70,12 +76,15 @@ class CpuConvOps final : public ConvOps {
       using T = typename decltype(tag)::type;
       const T* in = x.data_as<const T>();
       T* o = out.data_as<T>();
-      const std::int64_t per = d.oh * d.ow, total = d.planes * per;
+      detail::with_pool_index(d, [&](const auto& pd) {
+        using I = decltype(pd.h);
+        const std::int64_t per = d.oh * d.ow, total = d.planes * per;
 #pragma omp parallel for schedule(static) if (total >= kParallelElements)
-      for (std::int64_t e = 0; e < total; ++e) {
-        const std::int64_t p = e / per, i = e % per / d.ow, j = e % d.ow;
-        o[e] = detail::avg_pool_element(d, in + p * d.h * d.w, i, j);
-      }
+        for (std::int64_t e = 0; e < total; ++e) {
+          const std::int64_t p = e / per, i = e % per / d.ow, j = e % d.ow;
+          o[e] = detail::avg_pool_element(pd, in + p * d.h * d.w, I(i), I(j));
+        }
+      });
     });
   }
 
@@ -84,12 +93,15 @@ class CpuConvOps final : public ConvOps {
       using T = typename decltype(tag)::type;
       const T* g = grad.data_as<const T>();
       T* gx = grad_x.data_as<T>();
-      const std::int64_t per = d.h * d.w, total = d.planes * per, out_per = d.oh * d.ow;
+      detail::with_pool_index(d, [&](const auto& pd) {
+        using I = decltype(pd.h);
+        const std::int64_t per = d.h * d.w, total = d.planes * per, out_per = d.oh * d.ow;
 #pragma omp parallel for schedule(static) if (total >= kParallelElements)
-      for (std::int64_t e = 0; e < total; ++e) {
-        const std::int64_t p = e / per, y = e % per / d.w, x = e % d.w;
-        gx[e] = detail::avg_pool_backward_element(d, g + p * out_per, y, x);
-      }
+        for (std::int64_t e = 0; e < total; ++e) {
+          const std::int64_t p = e / per, y = e % per / d.w, x = e % d.w;
+          gx[e] = detail::avg_pool_backward_element(pd, g + p * out_per, I(y), I(x));
+        }
+      });
     });
   }
 

@@ -2,6 +2,7 @@
 // columns), its adjoint col2im as a gather (one thread per input element sums the column
 // entries that read it, in float: deterministic, no atomics), the bias prefill and the F32
 // -> half rounding of the weight gradient's accumulator.
+#include <algorithm>
 #include <type_traits>
 
 #include "core/numeric.hpp"
@@ -18,41 +19,59 @@ constexpr int kThreads = 256;
   for (std::int64_t e = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; e < (total);         \
        e += std::int64_t(gridDim.x) * blockDim.x)
 
-// col element e = ((image * C + c) * r * s + i * s + j) * ohw + oy * ow + ox (groups are
-// consecutive channel blocks, so [images, groups, cg*r*s, ohw] is [images, C*r*s, ohw]).
+// Rows of the column matrix run along the grid's y dimension (row q = (image * C + c) * r * s
+// + i * s + j, so [images, groups, cg*r*s, ohw] is [images, C*r*s, ohw]) and the oh * ow
+// outputs of a row along x: the row's decomposition is computed once per thread and row, and
+// the per-element index arithmetic is 32-bit (the launcher checks that a plane fits).
 template <class T>
-__global__ void im2col_kernel(Conv2dDesc d, const T* x, std::int64_t total, T* col) {
-  const std::int64_t ohw = d.oh * d.ow, rs = d.r * d.s;
-  FERRITE_GRID_LOOP(total) {
-    const std::int64_t o = e % ohw, q = e / ohw;
-    const std::int64_t tap = q % rs, plane = q / rs;  // plane = image * C + c
-    const std::int64_t i = tap / d.s, j = tap % d.s, oy = o / d.ow, ox = o % d.ow;
-    const std::int64_t y = oy * d.stride_h - d.pad_h + i * d.dil_h, xx = ox * d.stride_w - d.pad_w + j * d.dil_w;
-    col[e] = (y >= 0 && y < d.h && xx >= 0 && xx < d.w) ? x[(plane * d.h + y) * d.w + xx] : detail::narrow<T>(0.0f);
+__global__ void im2col_kernel(Conv2dDesc d, const T* x, std::int64_t rows, T* col) {
+  const int ohw = static_cast<int>(d.oh * d.ow), ow = static_cast<int>(d.ow), h = static_cast<int>(d.h),
+            w = static_cast<int>(d.w);
+  const int rs = static_cast<int>(d.r * d.s), s = static_cast<int>(d.s);
+  for (std::int64_t q = blockIdx.y; q < rows; q += gridDim.y) {
+    const std::int64_t plane = q / rs;  // image * C + c
+    const int tap = static_cast<int>(q - plane * rs), i = tap / s, j = tap - i * s;
+    const int dy = i * static_cast<int>(d.dil_h) - static_cast<int>(d.pad_h);
+    const int dx = j * static_cast<int>(d.dil_w) - static_cast<int>(d.pad_w);
+    const T* src = x + plane * h * w;
+    T* dst = col + q * ohw;
+    for (int o = blockIdx.x * blockDim.x + threadIdx.x; o < ohw; o += gridDim.x * blockDim.x) {
+      const int oy = o / ow, ox = o - oy * ow;
+      const int y = oy * static_cast<int>(d.stride_h) + dy, xx = ox * static_cast<int>(d.stride_w) + dx;
+      dst[o] = (y >= 0 && y < h && xx >= 0 && xx < w) ? src[y * w + xx] : detail::narrow<T>(0.0f);
+    }
   }
 }
 
+// One thread per input element of a plane (x), planes = image * C along y.
 template <class T, class C>
-__global__ void col2im_kernel(Conv2dDesc d, const C* col, std::int64_t total, T* gx) {
+__global__ void col2im_kernel(Conv2dDesc d, const C* col, std::int64_t planes, T* gx) {
   using W = detail::wide_t<T>;
-  const std::int64_t ohw = d.oh * d.ow, rs = d.r * d.s;
-  FERRITE_GRID_LOOP(total) {
-    const std::int64_t xx = e % d.w, y = e / d.w % d.h, plane = e / (d.h * d.w);
-    W sum = 0;
-    for (std::int64_t i = 0; i < d.r; ++i) {
-      const std::int64_t ty = y + d.pad_h - i * d.dil_h;
-      if (ty < 0 || ty % d.stride_h != 0) continue;
-      const std::int64_t oy = ty / d.stride_h;
-      if (oy >= d.oh) continue;
-      for (std::int64_t j = 0; j < d.s; ++j) {
-        const std::int64_t tx = xx + d.pad_w - j * d.dil_w;
-        if (tx < 0 || tx % d.stride_w != 0) continue;
-        const std::int64_t ox = tx / d.stride_w;
-        if (ox >= d.ow) continue;
-        sum += detail::widen(col[(plane * rs + i * d.s + j) * ohw + oy * d.ow + ox]);
+  const int ohw = static_cast<int>(d.oh * d.ow), oh = static_cast<int>(d.oh), ow = static_cast<int>(d.ow);
+  const int h = static_cast<int>(d.h), w = static_cast<int>(d.w), hw = h * w;
+  const int r = static_cast<int>(d.r), s = static_cast<int>(d.s), sh = static_cast<int>(d.stride_h),
+            sw = static_cast<int>(d.stride_w), ph = static_cast<int>(d.pad_h), pw = static_cast<int>(d.pad_w),
+            dh = static_cast<int>(d.dil_h), dw = static_cast<int>(d.dil_w);
+  for (std::int64_t plane = blockIdx.y; plane < planes; plane += gridDim.y) {
+    const C* base = col + plane * r * s * ohw;
+    for (int e = blockIdx.x * blockDim.x + threadIdx.x; e < hw; e += gridDim.x * blockDim.x) {
+      const int y = e / w, xx = e - y * w;
+      W sum = 0;
+      for (int i = 0; i < r; ++i) {
+        const int ty = y + ph - i * dh;
+        if (ty < 0 || ty % sh != 0) continue;
+        const int oy = ty / sh;
+        if (oy >= oh) continue;
+        for (int j = 0; j < s; ++j) {
+          const int tx = xx + pw - j * dw;
+          if (tx < 0 || tx % sw != 0) continue;
+          const int ox = tx / sw;
+          if (ox >= ow) continue;
+          sum += detail::widen(base[static_cast<std::int64_t>(i * s + j) * ohw + oy * ow + ox]);
+        }
       }
+      gx[plane * hw + e] = detail::narrow<T>(sum);
     }
-    gx[e] = detail::narrow<T>(sum);
   }
 }
 
@@ -81,27 +100,38 @@ void dispatch(DType dtype, F&& f) {
 
 unsigned grid(std::int64_t total) { return grid_stride_blocks(total, kThreads, std::int64_t(1) << 20); }
 
+// x: the elements of one row or plane, y: the rows or planes (grid-stride beyond 65535).
+dim3 grid2(const Conv2dDesc& d, std::int64_t per, std::int64_t count) {
+  const std::int64_t big = std::int64_t(1) << 31;
+  FERRITE_CHECK(d.h * d.w < big && d.oh * d.ow < big && d.r * d.s * d.oh * d.ow < big &&
+                    (d.h + d.pad_h) * d.stride_h < big && (d.w + d.pad_w) * d.stride_w < big,
+                Unsupported, "conv2d: planes of 2^31 or more elements are not supported on the cuda backend");
+  return dim3(grid_stride_blocks(per, kThreads, 1024),
+              static_cast<unsigned>(std::min<std::int64_t>(std::max<std::int64_t>(count, 1), 65535)), 1);
+}
+
 }  // namespace
 
 void im2col(const Conv2dDesc& d, DType dtype, const void* x, std::int64_t images, void* col, cudaStream_t s) {
-  const std::int64_t total = images * d.c * d.r * d.s * d.oh * d.ow;
-  if (total == 0) return;
+  const std::int64_t rows = images * d.c * d.r * d.s;
+  if (rows == 0 || d.oh * d.ow == 0) return;
   dispatch(dtype, [&](auto v) {
     using T = decltype(v);
-    im2col_kernel<T><<<grid(total), kThreads, 0, s>>>(d, static_cast<const T*>(x), total, static_cast<T*>(col));
+    im2col_kernel<T><<<grid2(d, d.oh * d.ow, rows), kThreads, 0, s>>>(d, static_cast<const T*>(x), rows,
+                                                                       static_cast<T*>(col));
     FERRITE_CUDA_CHECK_LAUNCH();
   });
 }
 
 void col2im(const Conv2dDesc& d, DType dtype, const void* col, std::int64_t images, void* grad_x, cudaStream_t s) {
-  const std::int64_t total = images * d.c * d.h * d.w;
-  if (total == 0) return;
+  const std::int64_t planes = images * d.c;
+  if (planes == 0 || d.h * d.w == 0) return;
   dispatch(dtype, [&](auto v) {
     using T = decltype(v);
     // half types keep their columns in float (the GEMM writes F32, rounded once here)
     using C = std::conditional_t<std::is_same_v<T, Half> || std::is_same_v<T, BFloat16>, float, T>;
-    col2im_kernel<T, C><<<grid(total), kThreads, 0, s>>>(d, static_cast<const C*>(col), total,
-                                                          static_cast<T*>(grad_x));
+    col2im_kernel<T, C><<<grid2(d, d.h * d.w, planes), kThreads, 0, s>>>(d, static_cast<const C*>(col), planes,
+                                                                           static_cast<T*>(grad_x));
     FERRITE_CUDA_CHECK_LAUNCH();
   });
 }

@@ -19,46 +19,46 @@ constexpr int kThreads = 256;
   for (std::int64_t p = blockIdx.y; p < d.planes; p += gridDim.y)                               \
     for (unsigned r = blockIdx.x * blockDim.x + threadIdx.x; r < per; r += gridDim.x * blockDim.x)
 
-template <class T>
-__global__ void max_pool_kernel(Pool2dDesc d, const T* x, T* out, std::int64_t* idx, std::int64_t total) {
+template <class T, class I>
+__global__ void max_pool_kernel(Pool2dDesc d, detail::PoolIdx<I> pd, const T* x, T* out, std::int64_t* idx) {
   const unsigned per = static_cast<unsigned>(d.oh * d.ow), ow = static_cast<unsigned>(d.ow);
   FERRITE_PLANE_LOOP {
     const unsigned i = r / ow, j = r - i * ow;
     const std::int64_t e = p * per + r;
-    detail::max_pool_element(d, x + p * d.h * d.w, i, j, out + e, idx + e);
+    detail::max_pool_element(pd, x + p * d.h * d.w, I(i), I(j), out + e, idx + e);
   }
 }
 
-template <class T>
-__global__ void avg_pool_kernel(Pool2dDesc d, const T* x, T* out, std::int64_t total) {
+template <class T, class I>
+__global__ void avg_pool_kernel(Pool2dDesc d, detail::PoolIdx<I> pd, const T* x, T* out) {
   const unsigned per = static_cast<unsigned>(d.oh * d.ow), ow = static_cast<unsigned>(d.ow);
   FERRITE_PLANE_LOOP {
     const unsigned i = r / ow, j = r - i * ow;
     const std::int64_t e = p * per + r;
-    out[e] = detail::avg_pool_element(d, x + p * d.h * d.w, i, j);
+    out[e] = detail::avg_pool_element(pd, x + p * d.h * d.w, I(i), I(j));
   }
 }
 
-template <class T>
-__global__ void max_pool_backward_kernel(Pool2dDesc d, const T* g, const std::int64_t* idx, T* gx,
-                                         std::int64_t total) {
+template <class T, class I>
+__global__ void max_pool_backward_kernel(Pool2dDesc d, detail::PoolIdx<I> pd, const T* g, const std::int64_t* idx,
+                                         T* gx) {
   const unsigned per = static_cast<unsigned>(d.h * d.w), w = static_cast<unsigned>(d.w);
   const std::int64_t out_per = d.oh * d.ow;
   FERRITE_PLANE_LOOP {
     const unsigned y = r / w, x = r - y * w;
     const std::int64_t e = p * per + r;
-    gx[e] = detail::max_pool_backward_element(d, g + p * out_per, idx + p * out_per, y, x);
+    gx[e] = detail::max_pool_backward_element(pd, g + p * out_per, idx + p * out_per, I(y), I(x));
   }
 }
 
-template <class T>
-__global__ void avg_pool_backward_kernel(Pool2dDesc d, const T* g, T* gx, std::int64_t total) {
+template <class T, class I>
+__global__ void avg_pool_backward_kernel(Pool2dDesc d, detail::PoolIdx<I> pd, const T* g, T* gx) {
   const unsigned per = static_cast<unsigned>(d.h * d.w), w = static_cast<unsigned>(d.w);
   const std::int64_t out_per = d.oh * d.ow;
   FERRITE_PLANE_LOOP {
     const unsigned y = r / w, x = r - y * w;
     const std::int64_t e = p * per + r;
-    gx[e] = detail::avg_pool_backward_element(d, g + p * out_per, y, x);
+    gx[e] = detail::avg_pool_backward_element(pd, g + p * out_per, I(y), I(x));
   }
 }
 
@@ -88,10 +88,12 @@ dim3 grid(const Pool2dDesc& d, std::int64_t per) {
 void max_pool2d(const Pool2dDesc& d, const Buffer& x, const Buffer& out, const Buffer& indices, cudaStream_t s) {
   dispatch(x.dtype(), "max_pool2d", [&](auto v) {
     using T = decltype(v);
-    const std::int64_t total = out.numel();
-    max_pool_kernel<T><<<grid(d, d.oh * d.ow), kThreads, 0, s>>>(d, x.data_as<const T>(), out.data_as<T>(),
-                                                         indices.data_as<std::int64_t>(), total);
-    FERRITE_CUDA_CHECK_LAUNCH();
+    detail::with_pool_index(d, [&](const auto& pd) {
+      using I = decltype(pd.h);
+      max_pool_kernel<T, I><<<grid(d, d.oh * d.ow), kThreads, 0, s>>>(d, pd, x.data_as<const T>(), out.data_as<T>(),
+                                                                       indices.data_as<std::int64_t>());
+      FERRITE_CUDA_CHECK_LAUNCH();
+    });
   });
 }
 
@@ -99,29 +101,35 @@ void max_pool2d_backward(const Pool2dDesc& d, const Buffer& grad, const Buffer& 
                          cudaStream_t s) {
   dispatch(grad.dtype(), "max_pool2d_backward", [&](auto v) {
     using T = decltype(v);
-    const std::int64_t total = grad_x.numel();
-    max_pool_backward_kernel<T><<<grid(d, d.h * d.w), kThreads, 0, s>>>(
-        d, grad.data_as<const T>(), indices.data_as<const std::int64_t>(), grad_x.data_as<T>(), total);
-    FERRITE_CUDA_CHECK_LAUNCH();
+    detail::with_pool_index(d, [&](const auto& pd) {
+      using I = decltype(pd.h);
+      max_pool_backward_kernel<T, I><<<grid(d, d.h * d.w), kThreads, 0, s>>>(
+          d, pd, grad.data_as<const T>(), indices.data_as<const std::int64_t>(), grad_x.data_as<T>());
+      FERRITE_CUDA_CHECK_LAUNCH();
+    });
   });
 }
 
 void avg_pool2d(const Pool2dDesc& d, const Buffer& x, const Buffer& out, cudaStream_t s) {
   dispatch(x.dtype(), "avg_pool2d", [&](auto v) {
     using T = decltype(v);
-    const std::int64_t total = out.numel();
-    avg_pool_kernel<T><<<grid(d, d.oh * d.ow), kThreads, 0, s>>>(d, x.data_as<const T>(), out.data_as<T>(), total);
-    FERRITE_CUDA_CHECK_LAUNCH();
+    detail::with_pool_index(d, [&](const auto& pd) {
+      using I = decltype(pd.h);
+      avg_pool_kernel<T, I><<<grid(d, d.oh * d.ow), kThreads, 0, s>>>(d, pd, x.data_as<const T>(), out.data_as<T>());
+      FERRITE_CUDA_CHECK_LAUNCH();
+    });
   });
 }
 
 void avg_pool2d_backward(const Pool2dDesc& d, const Buffer& grad, const Buffer& grad_x, cudaStream_t s) {
   dispatch(grad.dtype(), "avg_pool2d_backward", [&](auto v) {
     using T = decltype(v);
-    const std::int64_t total = grad_x.numel();
-    avg_pool_backward_kernel<T><<<grid(d, d.h * d.w), kThreads, 0, s>>>(d, grad.data_as<const T>(), grad_x.data_as<T>(),
-                                                                  total);
-    FERRITE_CUDA_CHECK_LAUNCH();
+    detail::with_pool_index(d, [&](const auto& pd) {
+      using I = decltype(pd.h);
+      avg_pool_backward_kernel<T, I><<<grid(d, d.h * d.w), kThreads, 0, s>>>(d, pd, grad.data_as<const T>(),
+                                                                              grad_x.data_as<T>());
+      FERRITE_CUDA_CHECK_LAUNCH();
+    });
   });
 }
 
