@@ -37,7 +37,9 @@ Conv2dDesc conv_desc(const char* op, const Tensor& x, const Tensor& weight, cons
   d.r = weight.shape()[2];
   d.s = weight.shape()[3];
   d.groups = o.groups;
-  FERRITE_CHECK(d.k % o.groups == 0 && weight.shape()[1] * o.groups == d.c && d.k > 0, ShapeMismatch, op,
+  FERRITE_CHECK(d.k > 0 && weight.shape()[1] > 0 && d.r > 0 && d.s > 0, ShapeMismatch, op, ": weight ",
+                weight.description(), " must have nonzero sizes");
+  FERRITE_CHECK(d.k % o.groups == 0 && weight.shape()[1] * o.groups == d.c, ShapeMismatch, op,
                 ": weight ", weight.description(), " with groups ", o.groups, " does not fit input ",
                 x.description(), " (weight must be [K, C/groups, R, S] with K divisible by groups)");
   d.stride_h = o.stride[0];

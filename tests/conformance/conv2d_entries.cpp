@@ -126,6 +126,8 @@ Entry conv_entry() {
         {"dtype mismatch", [d](Device dev) {
            (void)nn::conv2d(zeros({1, 1, 4, 4}, d, dev), zeros({1, 1, 3, 3}, d == DType::F64 ? DType::F32 : DType::F64, dev));
          }, ErrorKind::DTypeMismatch, "conv2d"},
+        {"empty kernel", [d](Device dev) { (void)nn::conv2d(zeros({1, 0, 4, 4}, d, dev), zeros({2, 0, 3, 3}, d, dev)); },
+         ErrorKind::ShapeMismatch, "conv2d: weight [2, 0, 3, 3]"},
         {"integer input", [](Device dev) {
            (void)nn::conv2d(zeros({1, 1, 4, 4}, DType::I32, dev), zeros({1, 1, 3, 3}, DType::I32, dev));
          }, ErrorKind::Unsupported, "conv2d: dtype I32 is not supported"}};
