@@ -6,6 +6,7 @@
 #include <memory>
 
 #include "ferrite/backend.hpp"
+#include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
@@ -44,6 +45,7 @@ class CpuBackend final : public Backend {
   ShapeOps& shape_ops() override { return *shape_ops_; }
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
   SparseOps& sparse_ops() override { return *sparse_ops_; }
+  ConvOps& conv_ops() override { return *conv_ops_; }
 
  private:
   std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
@@ -51,6 +53,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ShapeOps> shape_ops_;
   std::unique_ptr<MatmulOps> matmul_ops_;
   std::unique_ptr<SparseOps> sparse_ops_;
+  std::unique_ptr<ConvOps> conv_ops_;
 };
 
 }  // namespace ferrite::cpu

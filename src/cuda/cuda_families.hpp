@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
@@ -16,5 +17,6 @@ std::unique_ptr<ReductionOps> make_cuda_reduction_ops();
 std::unique_ptr<ShapeOps> make_cuda_shape_ops();
 std::unique_ptr<MatmulOps> make_cuda_matmul_ops();
 std::unique_ptr<SparseOps> make_cuda_sparse_ops();
+std::unique_ptr<ConvOps> make_cuda_conv_ops();
 
 }  // namespace ferrite::cuda
