@@ -3,6 +3,7 @@
 Everything is defined by the extension ferrite._ferrite; this file re-exports it and adds
 the few conveniences written in Python (Tensor.numpy, nn.functional).
 """
+import builtins as _builtins
 import sys as _sys
 
 from . import _ferrite
@@ -14,6 +15,17 @@ _sys.modules[__name__ + ".cuda"] = cuda
 _sys.modules[__name__ + ".nn"] = nn
 
 __version__ = "0.1.0"
+
+# PyTorch's dtype names that shadow Python builtins (kept out of the extension so that its
+# stub can use the builtins).
+bool = bool_  # noqa: A001,F405
+float = float32  # noqa: A001,F405
+double = float64  # noqa: F405
+half = float16  # noqa: F405
+int = int32  # noqa: A001,F405
+long = int64  # noqa: F405
+cfloat = complex64  # noqa: F405
+cdouble = complex128  # noqa: F405
 
 
 def _numpy(self):
@@ -46,7 +58,7 @@ def _make_functional():
         setattr(F, name, getattr(_ferrite, name))
 
     def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-5):
-        shape = (normalized_shape,) if isinstance(normalized_shape, int) else tuple(normalized_shape)
+        shape = (normalized_shape,) if isinstance(normalized_shape, _builtins.int) else tuple(normalized_shape)
         if len(shape) != 1 or shape[0] != input.shape[-1]:
             raise ValueError(
                 f"layer_norm: ferrite normalises over the last dim only; normalized_shape {shape} "

@@ -34,16 +34,16 @@ void bind_shape(nb::module_& m, nb::class_<Tensor>& t) {
   m.attr("concat") = m.attr("cat");
   m.attr("concatenate") = m.attr("cat");
   m.def("stack", &stack, nb::arg("tensors"), nb::arg("dim") = 0);
-  auto split_f = [](const Tensor& x, nb::handle split, std::int64_t dim) {
-    if (PyLong_Check(split.ptr())) {  // pieces of that size, the last one smaller (torch.split)
-      const std::int64_t size = nb::cast<std::int64_t>(split);
+  auto split_f = [](const Tensor& x, nb::handle how, std::int64_t dim) {
+    if (PyLong_Check(how.ptr())) {  // pieces of that size, the last one smaller (torch.split)
+      const std::int64_t size = nb::cast<std::int64_t>(how);
       FERRITE_CHECK(size > 0 || x.size(dim) == 0, InvalidArgument, "split: split_size must be positive, got ", size);
       std::vector<std::int64_t> sizes;
       for (std::int64_t left = x.size(dim); left > 0; left -= size) sizes.push_back(std::min(size, left));
       if (sizes.empty()) sizes.push_back(0);
       return split(x, sizes, dim);
     }
-    return split(x, int_list(split, "split"), dim);
+    return split(x, int_list(how, "split"), dim);
   };
   m.def("split", split_f, nb::arg("tensor"), nb::arg("split_size_or_sections"), nb::arg("dim") = 0,
         "Views of x: pieces of split_size (an int) or of the listed sizes along dim.");

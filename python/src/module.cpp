@@ -158,16 +158,11 @@ void bind_types(nb::module_& m) {
   for (DType d : kAllDTypes) {
     nb::object obj = nb::cast(PyDType{d});
     g_dtype_objects[static_cast<std::size_t>(d)] = obj.ptr();
-    m.attr(dtype_py_name(d)) = obj;
+    if (d != DType::Bool) m.attr(dtype_py_name(d)) = obj;
   }
-  // PyTorch's aliases.
-  m.attr("float") = dtype_object(DType::F32);
-  m.attr("double") = dtype_object(DType::F64);
-  m.attr("half") = dtype_object(DType::F16);
-  m.attr("long") = dtype_object(DType::I64);
-  m.attr("int") = dtype_object(DType::I32);
-  m.attr("cfloat") = dtype_object(DType::C64);
-  m.attr("cdouble") = dtype_object(DType::C128);
+  // Names that shadow Python builtins (ferrite.bool, ferrite.float, ferrite.int, ...) are set
+  // by ferrite/__init__.py, so that the generated stub can still say `-> bool`.
+  m.attr("bool_") = dtype_object(DType::Bool);
 
   nb::class_<PyDevice>(m, "device", "Where a tensor lives: ferrite.device('cpu'), ferrite.device('cuda:1').")
       .def("__init__", [](PyDevice* self, const std::string& s) { new (self) PyDevice{parse_device(s)}; })

@@ -1,0 +1,18 @@
+"""Writes the type stub of the built extension: make_stub.py <folder of _ferrite*.so> <out.pyi>.
+
+nanobind's stubgen imports the module as the top-level `_ferrite`; the stub lives in the
+package as ferrite/_ferrite.pyi, so its imports of the submodules become relative.
+"""
+import subprocess
+import sys
+
+folder, out = sys.argv[1], sys.argv[2]
+subprocess.run(
+    [sys.executable, "-m", "nanobind.stubgen", "-q", "-i", folder, "-m", "_ferrite", "-o", out],
+    check=True,
+)
+with open(out) as f:
+    text = f.read()
+text = text.replace("from _ferrite import", "from . import").replace("_ferrite.", "")
+with open(out, "w") as f:
+    f.write(text)

@@ -1,0 +1,15 @@
+"""Shared fixtures: the devices to run on (the CPU, and cuda:0 when ferrite sees a GPU)."""
+import pytest
+
+import ferrite
+
+DEVICES = ["cpu"] + (["cuda"] if ferrite.cuda.is_available() else [])
+
+
+@pytest.fixture(params=DEVICES)
+def device(request):
+    return request.param
+
+
+def cuda_only():
+    return pytest.mark.skipif(not ferrite.cuda.is_available(), reason="no CUDA device visible to ferrite")
