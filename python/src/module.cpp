@@ -155,15 +155,14 @@ void bind_types(nb::module_& m) {
       })
       .def("__hash__", [](const PyDType& d) { return static_cast<int>(d.dtype) + 1; })
       .def("__reduce__", [](const PyDType& d) { return std::string(dtype_py_name(d.dtype)); });
+  // Bool is bound as bool_: the names that shadow Python builtins (ferrite.bool, ferrite.float,
+  // ferrite.int, ...) are set by ferrite/__init__.py, so that the generated stub can still say
+  // `-> bool`.
   for (DType d : kAllDTypes) {
     nb::object obj = nb::cast(PyDType{d});
     g_dtype_objects[static_cast<std::size_t>(d)] = obj.ptr();
-    if (d != DType::Bool) m.attr(dtype_py_name(d)) = obj;
+    m.attr(d == DType::Bool ? "bool_" : dtype_py_name(d)) = obj;
   }
-  // Names that shadow Python builtins (ferrite.bool, ferrite.float, ferrite.int, ...) are set
-  // by ferrite/__init__.py, so that the generated stub can still say `-> bool`.
-  m.attr("bool_") = dtype_object(DType::Bool);
-
   nb::class_<PyDevice>(m, "device", "Where a tensor lives: ferrite.device('cpu'), ferrite.device('cuda:1').")
       .def("__init__", [](PyDevice* self, const std::string& s) { new (self) PyDevice{parse_device(s)}; })
       .def("__init__", [](PyDevice* self, const std::string& type, int index) {
