@@ -59,6 +59,15 @@ void bind_elementwise(nb::module_& m, nb::class_<Tensor>& t) {
              [](const Tensor& a, const Tensor& b, DType d) { return mul(a, b, d); });
   arithmetic(m, t, "div", [](const Tensor& a, const Tensor& b) { return div(a, b); },
              [](const Tensor& a, const Tensor& b, DType d) { return div(a, b, d); });
+  // Write variants: out already has the broadcast shape, the dtype and the device.
+  m.def("add_out", [](const Tensor& a, const Tensor& b, const Tensor& out) { return add_out(a, b, out); },
+        nb::arg("input"), nb::arg("other"), nb::arg("out"));
+  m.def("sub_out", [](const Tensor& a, const Tensor& b, const Tensor& out) { return sub_out(a, b, out); },
+        nb::arg("input"), nb::arg("other"), nb::arg("out"));
+  m.def("mul_out", [](const Tensor& a, const Tensor& b, const Tensor& out) { return mul_out(a, b, out); },
+        nb::arg("input"), nb::arg("other"), nb::arg("out"));
+  m.def("div_out", [](const Tensor& a, const Tensor& b, const Tensor& out) { return div_out(a, b, out); },
+        nb::arg("input"), nb::arg("other"), nb::arg("out"));
   alias(m, t, "subtract", "sub");
   alias(m, t, "multiply", "mul");
   alias(m, t, "divide", "div");

@@ -1,5 +1,11 @@
 """Shared fixtures: the devices to run on (the CPU, and cuda:0 when ferrite sees a GPU)."""
+import os
+
 import pytest
+
+# JAX takes 75% of GPU memory at its first GPU use unless told otherwise; the tests share the
+# GPU with ferrite and PyTorch in one process.
+os.environ.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
 
 import ferrite
 

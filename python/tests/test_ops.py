@@ -56,3 +56,11 @@ def test_ops_take_strided_views(device):
     assert not v.is_contiguous()
     np.testing.assert_allclose(np.asarray((v.exp() + 1).cpu().tolist()), np.exp(base.T[1:, ::2]) + 1, rtol=1e-6)
     assert ft.sum(v).item() == base.T[1:, ::2].sum()
+
+
+def test_out_variants(device):
+    a = ft.tensor([1.0, 2.0], device=device)
+    out = ft.empty(2, device=device)
+    assert ft.add_out(a, a, out) is not None and out.tolist() == [2.0, 4.0]
+    ft.mul_out(a, a, out)
+    assert out.tolist() == [1.0, 4.0]
