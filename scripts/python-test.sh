@@ -2,8 +2,8 @@
 # Builds the Python package (`pip install .`) in a virtual environment and runs its tests:
 #   scripts/python-test.sh [BUILD_DIR]
 # With BUILD_DIR (scripts/test.sh passes its own), scikit-build-core builds in that CMake
-# directory with the options scripts/test.sh uses plus the extension, so an already built
-# library is reused instead of compiled again. The environment is BUILD_DIR/venv (reused);
+# directory with its options plus the extension, so an already built library is reused
+# instead of compiled again. The environment is BUILD_DIR/venv (reused);
 # it gets nanobind, scikit-build-core, pytest and NumPy from the package index.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -17,9 +17,14 @@ PY="$VENV/bin/python"
 "$PY" -m pip install -q --disable-pip-version-check nanobind scikit-build-core pytest numpy
 # --no-build-isolation: build with the environment's nanobind (a fixed path, so the CMake cache
 # of $BUILD stays valid from one run to the next).
+# The build directory's own choices of tests, tools and examples are kept (pyproject.toml
+# switches them off for a plain `pip install .`), so that nothing is reconfigured away.
+defines=()
+for opt in FERRITE_BUILD_TESTS FERRITE_BUILD_TOOLS FERRITE_BUILD_EXAMPLES; do
+  value=$(sed -n "s/^$opt:BOOL=//p" "$BUILD/CMakeCache.txt" 2>/dev/null || true)
+  [ -n "$value" ] && defines+=("-Ccmake.define.$opt=$value")
+done
 "$PY" -m pip install -q --disable-pip-version-check --no-build-isolation \
-  -Cbuild-dir="$BUILD" \
-  -Ccmake.define.FERRITE_BUILD_TESTS=ON -Ccmake.define.FERRITE_BUILD_TOOLS=ON \
-  -Ccmake.define.FERRITE_BUILD_EXAMPLES=ON .
+  -Cbuild-dir="$BUILD" ${defines[@]+"${defines[@]}"} .
 # The repository root has no ferrite/ folder, so `import ferrite` is the installed package.
 "$PY" -m pytest -q python/tests
