@@ -249,8 +249,8 @@ void bind_tensor(nb::module_& m, nb::class_<Tensor>& t) {
         return nb::int_(item(x));
       })
       .def("__hash__", [](nb::handle self) { return reinterpret_cast<std::intptr_t>(self.ptr()); })
-      .def("__getitem__", &index_view, nb::arg("key"))
-      .def("__setitem__", &set_item, nb::arg("key"), nb::arg("value"));
+      .def("__getitem__", &index_view, nb::arg("key").none())
+      .def("__setitem__", &set_item, nb::arg("key").none(), nb::arg("value"));
 
   // ---- Python operators (thin wrappers over ferrite's; no dtype promotion) ----
   binary_operator(t, "__add__", "__radd__", [](const Tensor& a, const Tensor& b) { return a + b; },

@@ -84,7 +84,7 @@ def test_repr():
 def test_indexing_views(device):
     base = np.arange(60, dtype=np.float32).reshape(3, 4, 5)
     x = ft.tensor(base, device=device)
-    for key in [1, -1, (1, 2), (slice(None), 1), (slice(1, None), slice(None, None, 2)), (Ellipsis, 3),
+    for key in [1, -1, None, Ellipsis, (1, 2), (slice(None), 1), (slice(1, None), slice(None, None, 2)), (Ellipsis, 3),
                 (None, 1), (1, None, slice(0, 3)), (slice(-2, None), Ellipsis, slice(1, 4, 2)), slice(5, 9)]:
         got = x[key]
         assert arr(got).tolist() == base[key].tolist(), key
