@@ -62,11 +62,9 @@ void bind_reduction(nb::module_& m, nb::class_<Tensor>& t) {
                                 [](const Tensor& x, DType dt) { return mean(x, dt); },
                                 [](const Tensor& x, std::int64_t d, bool k, DType dt) { return mean(x, d, k, dt); },
                                 "mean");
-  for (auto [name, f] : {std::pair{"sum", sum_f}}) {
-    m.def(name, f, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false,
-          nb::arg("dtype") = nb::none(), "Integer and Bool sums give int64.");
-    t.def(name, f, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::arg("dtype") = nb::none());
-  }
+  m.def("sum", sum_f, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false,
+        nb::arg("dtype") = nb::none(), "Integer and Bool sums give int64.");
+  t.def("sum", sum_f, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::arg("dtype") = nb::none());
   m.def("mean", mean_f, nb::arg("input"), nb::arg("dim") = nb::none(), nb::arg("keepdim") = false,
         nb::arg("dtype") = nb::none());
   t.def("mean", mean_f, nb::arg("dim") = nb::none(), nb::arg("keepdim") = false, nb::arg("dtype") = nb::none());
