@@ -27,6 +27,9 @@ if [ "${FERRITE_SKIP_PYTHON:-0}" != 1 ]; then
   echo "== python package"
   py_status=0
   scripts/python-test.sh "$BUILD" || py_status=$?
-  [ $py_status -ne 0 ] && echo "python package: FAILED (exit $py_status)" && status=1
+  if [ $py_status -ne 0 ]; then
+    echo "python package: FAILED (exit $py_status)"
+    status=1
+  fi
 fi
 exit $status
