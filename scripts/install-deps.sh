@@ -12,6 +12,11 @@ command -v ccache >/dev/null || need+=(ccache)
   need+=(googletest libgtest-dev)
 [ -f /usr/include/eigen3/Eigen/Core ] || [ -f .deps/eigen3/Eigen/Core ] || need+=(libeigen3-dev)
 [ -f /usr/include/CLI/CLI.hpp ] || [ -f .deps/CLI11/include/CLI/CLI.hpp ] || need+=(libcli11-dev)
+# The Python package (scripts/python-test.sh): venv/ensurepip and the Python headers.
+command -v python3 >/dev/null || need+=(python3)
+python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
+python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
+  2>/dev/null || need+=(python3-dev)
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 sudo=""

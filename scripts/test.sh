@@ -20,4 +20,16 @@ ctest --test-dir "$BUILD" --output-on-failure --no-tests=error -j"$(nproc)" || s
 log="$BUILD/Testing/Temporary/LastTest.log"
 [ -f "$log" ] && awk '/^[0-9]+\/[0-9]+ Test: / { name = $3 }
                       /^SKIPPED: / { sub(/^SKIPPED: /, ""); print "skipped " name ": " $0 }' "$log"
+# The Python package, built in a virtual environment from the same build directory (so the
+# library is not compiled twice: scikit-build-core reconfigures $BUILD with the extension on,
+# and ninja builds only the extension), then its pytest suite. FERRITE_SKIP_PYTHON=1 skips it.
+if [ "${FERRITE_SKIP_PYTHON:-0}" != 1 ]; then
+  echo "== python package"
+  py_status=0
+  scripts/python-test.sh "$BUILD" || py_status=$?
+  if [ $py_status -ne 0 ]; then
+    echo "python package: FAILED (exit $py_status)"
+    status=1
+  fi
+fi
 exit $status

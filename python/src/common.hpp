@@ -1,0 +1,170 @@
+// Shared by every binding file: nanobind, the conversions of ferrite's value types to and from
+// Python (Scalar from bool/int/float; DType from ferrite.float32 or a name; Device from
+// "cpu", "cuda", "cuda:1" or any object with .type and .index, such as torch.device), and one
+// bind_<family>() declaration per family file.
+#pragma once
+
+#include <nanobind/nanobind.h>
+#include <nanobind/stl/optional.h>
+#include <nanobind/stl/pair.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <ferrite/ferrite.hpp>
+
+namespace nb = nanobind;
+
+namespace ferrite::py {
+
+/// The Python object behind ferrite.float32 etc.: a DType with PyTorch-like attributes.
+struct PyDType {
+  DType dtype;
+};
+/// The Python object ferrite.device("cuda:1"): a Device.
+struct PyDevice {
+  Device device;
+};
+
+/// "float32", "bfloat16", ... (PyTorch's spelling; ferrite's printing uses F32, BF16).
+const char* dtype_py_name(DType d);
+/// The interned ferrite.<dtype> object.
+nb::object dtype_object(DType d);
+/// A device from "cpu", "cuda", "cuda:1", "cpu:0".
+Device parse_device(const std::string& text);
+/// PyTorch-style dims argument: None, an int or a sequence of ints.
+std::vector<std::int64_t> int_list(nb::handle obj, const char* what);
+/// Shape given as f(2, 3) or f((2, 3)) / f([2, 3]).
+Shape shape_args(const nb::args& args, const char* what);
+
+/// `name` as another spelling of the already bound `existing`, on the module and on Tensor.
+inline void alias(nb::module_& m, nb::class_<Tensor>& t, const char* name, const char* existing) {
+  if (nb::hasattr(m, existing)) m.attr(name) = m.attr(existing);
+  if (nb::hasattr(t, existing)) nb::setattr(t, name, nb::getattr(t, existing));
+}
+/// The dims of a dim= argument: None (every dim), an int, or a sequence of ints.
+inline std::optional<std::vector<std::int64_t>> dims_arg(nb::handle dim) {
+  if (dim.is_none()) return std::nullopt;
+  return int_list(dim, "dim");
+}
+
+void bind_errors(nb::module_& m);
+void bind_types(nb::module_& m);
+void bind_tensor(nb::module_& m, nb::class_<Tensor>& t);
+void bind_factories(nb::module_& m);
+void bind_elementwise(nb::module_& m, nb::class_<Tensor>& t);
+void bind_reduction(nb::module_& m, nb::class_<Tensor>& t);
+void bind_shape(nb::module_& m, nb::class_<Tensor>& t);
+void bind_matmul(nb::module_& m, nb::class_<Tensor>& t);
+void bind_dlpack(nb::module_& m, nb::class_<Tensor>& t);
+void bind_cuda(nb::module_& m);
+
+}  // namespace ferrite::py
+
+namespace nanobind::detail {
+
+/// Python bool -> Bool scalar, int -> Int (exact), float -> Float; with implicit conversion
+/// also NumPy scalars and anything with __index__ or __float__.
+template <>
+struct type_caster<ferrite::Scalar> {
+  using Value = ferrite::Scalar;
+  static constexpr auto Name = const_name("bool | int | float");
+  template <typename T_>
+  using Cast = movable_cast_t<T_>;
+  template <typename T_>
+  static constexpr bool can_cast() { return true; }
+  explicit operator Value*() { return &value; }
+  explicit operator Value&() { return value; }
+  explicit operator Value&&() { return (Value&&)value; }
+  Value value{0.0};
+
+  bool from_python(handle src, uint8_t flags, cleanup_list*) noexcept {
+    PyObject* o = src.ptr();
+    if (PyBool_Check(o)) {
+      value = ferrite::Scalar(o == Py_True);
+      return true;
+    }
+    if (PyLong_Check(o)) {
+      int overflow = 0;
+      const long long v = PyLong_AsLongLongAndOverflow(o, &overflow);
+      if (overflow != 0) {  // beyond int64: kept as a float, which integer dtypes refuse
+        const double d = PyLong_AsDouble(o);
+        if (d == -1.0 && PyErr_Occurred()) {
+          PyErr_Clear();
+          return false;
+        }
+        value = ferrite::Scalar(d);
+      } else {
+        value = ferrite::Scalar(static_cast<std::int64_t>(v));
+      }
+      return true;
+    }
+    if (PyFloat_Check(o)) {
+      value = ferrite::Scalar(PyFloat_AS_DOUBLE(o));
+      return true;
+    }
+    if (!(flags & (uint8_t)cast_flags::convert)) return false;
+    if (PyComplex_Check(o)) return false;
+    PyTypeObject* tp = Py_TYPE(o);
+    if (tp->tp_as_number && tp->tp_as_number->nb_index) {
+      PyObject* idx = PyNumber_Index(o);
+      if (!idx) {
+        PyErr_Clear();
+        return false;
+      }
+      const long long v = PyLong_AsLongLong(idx);
+      Py_DECREF(idx);
+      if (v == -1 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
+      // NumPy's bool_ has __index__ too; keep it a Bool.
+      value = std::string_view(tp->tp_name) == "numpy.bool" || std::string_view(tp->tp_name) == "numpy.bool_"
+                  ? ferrite::Scalar(v != 0)
+                  : ferrite::Scalar(static_cast<std::int64_t>(v));
+      return true;
+    }
+    if (tp->tp_as_number && tp->tp_as_number->nb_float) {
+      const double d = PyFloat_AsDouble(o);
+      if (d == -1.0 && PyErr_Occurred()) {
+        PyErr_Clear();
+        return false;
+      }
+      value = ferrite::Scalar(d);
+      return true;
+    }
+    return false;
+  }
+  static handle from_cpp(const ferrite::Scalar& s, rv_policy, cleanup_list*) noexcept {
+    switch (s.kind()) {
+      case ferrite::Scalar::Kind::Bool: return PyBool_FromLong(s.to_int64() != 0);
+      case ferrite::Scalar::Kind::Int: return PyLong_FromLongLong(s.to_int64());
+      default: return PyFloat_FromDouble(s.to_double());
+    }
+  }
+};
+
+/// ferrite.float32 (or any ferrite.dtype), or a name: "float32", "bfloat16", "int64", ... and
+/// ferrite's own "F32", "BF16", ...; also NumPy and PyTorch dtypes through their names.
+template <>
+struct type_caster<ferrite::DType> {
+  NB_TYPE_CASTER(ferrite::DType, const_name("dtype"))
+  bool from_python(handle src, uint8_t flags, cleanup_list*) noexcept;
+  static handle from_cpp(ferrite::DType d, rv_policy, cleanup_list*) noexcept {
+    return ferrite::py::dtype_object(d).release();
+  }
+};
+
+/// "cpu", "cuda", "cuda:1", a ferrite.device, or an object with .type and .index
+/// (torch.device).
+template <>
+struct type_caster<ferrite::Device> {
+  NB_TYPE_CASTER(ferrite::Device, const_name("device | str"))
+  bool from_python(handle src, uint8_t flags, cleanup_list*) noexcept;
+  static handle from_cpp(ferrite::Device d, rv_policy, cleanup_list*) noexcept;
+};
+
+}  // namespace nanobind::detail

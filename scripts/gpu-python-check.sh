@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# The Python package on a GPU machine, in the current Python environment (the one with PyTorch,
+# CuPy and JAX): builds and installs it without network (--no-build-isolation: nanobind and
+# scikit-build-core must be installed), runs python/tests (CUDA cases included, the PyTorch,
+# CuPy and JAX interop tests where importable), the DLPack lifetime and stream tests under
+# compute-sanitizer memcheck when it is there, and the overhead benchmark.
+#   scripts/gpu-python-check.sh        logs under $OUT (or ./gpu-python-out)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-gpu-python-out}
+mkdir -p "$OUT"
+PY=${PYTHON:-python3}
+status=0
+echo "== pip install (log: $OUT/pip.log)"
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$PY" -m pip install -v --no-build-isolation . >"$OUT/pip.log" 2>&1 ||
+  { echo "pip install failed: tail of $OUT/pip.log"; tail -30 "$OUT/pip.log"; exit 1; }
+echo "== pytest"
+"$PY" -m pytest -q -rs python/tests 2>&1 | tee "$OUT/pytest.log" | tail -25
+[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
+  CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
+  echo "== compute-sanitizer memcheck: DLPack lifetimes and streams"
+  "$CS" --tool memcheck --target-processes all --error-exitcode 9 \
+    "$PY" -m pytest -q python/tests/test_dlpack.py -k "lifetime or busy or torch or cupy" 2>&1 |
+    tee "$OUT/memcheck.log" | tail -8
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
+echo "== overhead"
+"$PY" python/bench/overhead.py --json "$OUT/overhead.json" 2>&1 | tee "$OUT/overhead.log"
+exit $status
