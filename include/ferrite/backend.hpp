@@ -23,6 +23,7 @@ class ReductionOps;
 class ShapeOps;
 class MatmulOps;
 class SparseOps;
+class AttentionOps;
 
 inline constexpr int kMaxElementwiseDims = 8;
 inline constexpr int kMaxElementwiseInputs = 3;
@@ -108,6 +109,7 @@ class Backend {
   virtual ShapeOps& shape_ops() = 0;
   virtual MatmulOps& matmul_ops() = 0;
   virtual SparseOps& sparse_ops() = 0;
+  virtual AttentionOps& attention_ops() = 0;
 };
 
 // ---- registry ----

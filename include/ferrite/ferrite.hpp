@@ -12,6 +12,7 @@
 #include "ferrite/half.hpp"
 #include "ferrite/inplace.hpp"
 #include "ferrite/matmul.hpp"
+#include "ferrite/nn.hpp"
 #include "ferrite/operators.hpp"
 #include "ferrite/print.hpp"
 #include "ferrite/reduction.hpp"

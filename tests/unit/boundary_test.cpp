@@ -80,6 +80,7 @@ class BogusKindBackend final : public Backend {
   ShapeOps& shape_ops() override { return backend(Device::cpu()).shape_ops(); }
   MatmulOps& matmul_ops() override { return backend(Device::cpu()).matmul_ops(); }
   SparseOps& sparse_ops() override { return backend(Device::cpu()).sparse_ops(); }
+  AttentionOps& attention_ops() override { return backend(Device::cpu()).attention_ops(); }
 };
 
 TEST(Boundary, OutOfRangeEnumsAreInvalidArgument) {
