@@ -28,7 +28,9 @@ const std::vector<Spec>& specs() {
       {"square", 2, 4, 4, 17, 17, 32, 32},
       {"decode", 1, 2, 2, 1, 128, 64, 64},
       {"causal_sq_gt_sk_gqa", 1, 2, 1, 17, 5, 80, 80, true},
-      {"causal_sq_lt_sk_gqa", 1, 4, 2, 5, 33, 128, 128, true},
+      {"causal_sq_lt_sk_gqa", 1, 4, 2, 5, 70, 128, 128, true},
+      {"decode_split_keys_padding", 2, 4, 2, 3, 300, 64, 40, false, 3},
+      {"decode_split_keys_additive", 1, 2, 2, 3, 100, 32, 32, false, 2},
       {"causal_128", 1, 2, 2, 128, 128, 64, 64, true},
       {"batch0", 0, 2, 2, 4, 4, 32, 32},
       {"keys0", 1, 2, 2, 3, 0, 32, 32},
@@ -56,7 +58,8 @@ Tensor random_mask(const Spec& s, DType dtype, Rng& rng) {
   const Shape shape = {s.b, s.hq, s.sq, s.sk};
   std::vector<double> m(static_cast<std::size_t>(shape_numel(shape)));
   for (std::size_t e = 0; e < m.size(); ++e) m[e] = u(rng) < 0.2 ? -kInf : u(rng) - 0.5;
-  for (std::int64_t j = 0; j < s.sk; ++j) m[static_cast<std::size_t>(2 * s.sk + j)] = -kInf;  // row 2 of head 0
+  if (s.sq > 2)
+    for (std::int64_t j = 0; j < s.sk; ++j) m[static_cast<std::size_t>(2 * s.sk + j)] = -kInf;  // row 2 of head 0
   return from_vector(m, shape).to(dtype);
 }
 
@@ -147,7 +150,7 @@ Tolerance reference_tol(DType d) {
     case DType::F64: return {1e-10, 1e-12};
     case DType::F32: return {1e-5, 1e-6};
     case DType::F16: return {2e-3, 1e-3};  // the backward reads the rounded out (as PyTorch)
-    default: return {1.6e-2, 1e-3};
+    default: return {1.6e-2, 5e-3};  // as F16: the rounded out feeds the backward
   }
 }
 

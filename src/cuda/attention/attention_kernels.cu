@@ -186,6 +186,80 @@ __global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scal
   }
 }
 
+// The forward for few query rows against many keys (decoding): one block per query row, its 8
+// warps take interleaved 32-key tiles (read straight from global memory: no block-wide staging
+// to wait for) and merge their partial softmax states in shared memory in warp order.
+template <class T, class A>
+__global__ void __launch_bounds__(kWarps * 32) split_keys_kernel(Shape s, A scale, Pointers p) {
+  extern __shared__ unsigned char smem_raw[];
+  A* qs = reinterpret_cast<A*>(smem_raw);  // [d]
+  A* part = qs + s.d;                      // [kWarps][dv]: each warp's unnormalised output
+  A* ms = part + kWarps * s.dv;            // [kWarps] running max
+  A* ls = ms + kWarps;                     // [kWarps] running sum
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const std::int64_t bh = blockIdx.y, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
+  const std::int64_t i = blockIdx.x, row = bh * s.seq_q + i;
+  const T* kp = static_cast<const T*>(p.k) + (b * s.heads_kv + hk) * s.seq_k * s.d;
+  const T* vp = static_cast<const T*>(p.v) + (b * s.heads_kv + hk) * s.seq_k * s.dv;
+  for (std::int64_t c = threadIdx.x; c < s.d; c += blockDim.x)
+    qs[c] = static_cast<A>(load(static_cast<const T*>(p.q), row * s.d + c));
+  __syncthreads();
+  A acc[kMaxPerLane];
+  for (int x = 0; x < kMaxPerLane; ++x) acc[x] = A(0);
+  A m = neg_inf<A>(), l = A(0);
+  const std::int64_t key_end = s.causal ? min(s.seq_k, i + 1) : s.seq_k;
+  for (std::int64_t j0 = static_cast<std::int64_t>(warp) * kTile; j0 < key_end; j0 += kWarps * kTile) {
+    const std::int64_t j = j0 + lane;
+    A score = neg_inf<A>();
+    if (j < key_end) {
+      const A bias = mask_term<T, A>(s, p.mask, b, h, i, j);
+      if (bias != neg_inf<A>()) {
+        A dot = A(0);
+        for (std::int64_t c = 0; c < s.d; ++c) dot += qs[c] * static_cast<A>(load(kp, j * s.d + c));
+        score = dot * scale + bias;
+      }
+    }
+    const A m_new = max(m, warp_max(score));
+    if (m_new == neg_inf<A>()) continue;
+    const A alpha = exp_acc(m - m_new);
+    const A w = score == neg_inf<A>() ? A(0) : exp_acc(score - m_new);
+    l = l * alpha + warp_sum(w);
+    for (int x = 0; x < kMaxPerLane; ++x) acc[x] *= alpha;
+    for (int t = 0; t < kTile; ++t) {
+      const A wt = __shfl_sync(0xffffffffu, w, t);
+      if (wt == A(0)) continue;
+      for (int x = 0; x < kMaxPerLane; ++x) {
+        const std::int64_t c = lane + 32 * x;
+        if (c < s.dv) acc[x] += wt * static_cast<A>(load(vp, (j0 + t) * s.dv + c));
+      }
+    }
+    m = m_new;
+  }
+  for (int x = 0; x < kMaxPerLane; ++x) {
+    const std::int64_t c = lane + 32 * x;
+    if (c < s.dv) part[warp * s.dv + c] = acc[x];
+  }
+  if (lane == 0) {
+    ms[warp] = m;
+    ls[warp] = l;
+  }
+  __syncthreads();
+  if (warp != 0) return;
+  A big = neg_inf<A>();
+  for (int w = 0; w < kWarps; ++w) big = max(big, ms[w]);
+  A total = A(0);
+  for (int w = 0; w < kWarps; ++w)
+    if (ms[w] != neg_inf<A>()) total += ls[w] * exp_acc(ms[w] - big);
+  const A inv = total > A(0) ? A(1) / total : A(0);  // a fully masked row gives 0
+  for (std::int64_t c = lane; c < s.dv; c += 32) {
+    A o = A(0);
+    for (int w = 0; w < kWarps; ++w)
+      if (ms[w] != neg_inf<A>()) o += part[w * s.dv + c] * exp_acc(ms[w] - big);
+    store(static_cast<T*>(p.result), row * s.dv + c, o * inv);
+  }
+  if (lane == 0) static_cast<A*>(p.logsumexp)[row] = total > A(0) ? big + log_acc(total) : neg_inf<A>();
+}
+
 // delta_i = dO_i . O_i, one warp per row.
 template <class T, class A>
 __global__ void delta_kernel(const T* grad_out, const T* out, A* delta, std::int64_t rows, std::int64_t dv) {
@@ -301,6 +375,13 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   visit(d.dtype, [&](auto* t, auto* a) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = std::remove_pointer_t<decltype(a)>;
+    if (d.seq_q < kWarps && d.seq_k >= 2 * kTile) {  // few rows, many keys: split the keys over the warps
+      const std::size_t smem = sizeof(A) * (s.d + kWarps * s.dv + 2 * kWarps);
+      const dim3 grid(static_cast<unsigned>(d.seq_q), static_cast<unsigned>(d.batch * d.heads_q));
+      split_keys_kernel<T, A><<<grid, kWarps * 32, smem, stream>>>(s, static_cast<A>(d.scale), p);
+      FERRITE_CUDA_CHECK_LAUNCH();
+      return;
+    }
     const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * s.d);
     const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
     auto kernel = query_side_kernel<T, A, false>;
