@@ -17,6 +17,34 @@ command -v python3 >/dev/null || need+=(python3)
 python3 -c 'import ensurepip, venv' 2>/dev/null || need+=(python3-venv)
 python3 -c 'import sysconfig, os, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))' \
   2>/dev/null || need+=(python3-dev)
+# cuDNN's header-only C++ frontend (for the graph API), when CUDA is present: the headers of the
+# PyPI package nvidia-cudnn-frontend unpacked into the ignored .deps/cudnn-frontend/include.
+if { [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; } && [ ! -f .deps/cudnn-frontend/include/cudnn_frontend.h ] &&
+  command -v python3 >/dev/null; then
+  tmp=$(mktemp -d)
+  if python3 -m pip download -q --no-deps -d "$tmp" nvidia-cudnn-frontend >/dev/null 2>&1; then
+    mkdir -p .deps/cudnn-frontend
+    python3 - "$tmp" <<'PY' || echo "cudnn-frontend: could not unpack the package" >&2
+import os, sys, tarfile, zipfile
+d = sys.argv[1]
+f = os.path.join(d, os.listdir(d)[0])
+dest = ".deps/cudnn-frontend"
+if f.endswith(".whl") or f.endswith(".zip"):
+    with zipfile.ZipFile(f) as z:
+        z.extractall(dest, [n for n in z.namelist() if n.startswith("include/")])
+else:  # an sdist: its include/ sits under the top folder
+    with tarfile.open(f) as t:
+        for m in t.getmembers():
+            parts = m.name.split("/", 1)
+            if len(parts) == 2 and parts[1].startswith("include/") and m.isfile():
+                m.name = parts[1]
+                t.extract(m, dest)
+PY
+  else
+    echo "cudnn-frontend: pip download failed; cuDNN-backed paths will be Unsupported" >&2
+  fi
+  rm -rf "$tmp"
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 sudo=""

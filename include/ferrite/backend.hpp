@@ -24,6 +24,7 @@ class ShapeOps;
 class MatmulOps;
 class SparseOps;
 class ConvOps;
+class AttentionOps;
 
 inline constexpr int kMaxElementwiseDims = 8;
 inline constexpr int kMaxElementwiseInputs = 3;
@@ -110,6 +111,7 @@ class Backend {
   virtual MatmulOps& matmul_ops() = 0;
   virtual SparseOps& sparse_ops() = 0;
   virtual ConvOps& conv_ops() = 0;
+  virtual AttentionOps& attention_ops() = 0;
 };
 
 // ---- registry ----

@@ -18,7 +18,8 @@ constexpr std::size_t kAlignment = 64;  // a cache line; also enough for any SIM
 CpuBackend::CpuBackend()
     : reductions_(make_cpu_reduction_ops()), shape_ops_(make_cpu_shape_ops()), matmul_ops_(make_cpu_matmul_ops()),
       sparse_ops_(make_cpu_sparse_ops()),
-      conv_ops_(make_cpu_conv_ops()) {}
+      conv_ops_(make_cpu_conv_ops()),
+      attention_ops_(make_cpu_attention_ops()) {}
 
 std::shared_ptr<Storage> CpuBackend::allocate(std::size_t bytes, Device device) {
   const bool checked = testing::memory_checks_enabled();

@@ -9,6 +9,7 @@
 #include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
+#include "ferrite/backend_families/attention_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
 
@@ -46,6 +47,7 @@ class CpuBackend final : public Backend {
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
   SparseOps& sparse_ops() override { return *sparse_ops_; }
   ConvOps& conv_ops() override { return *conv_ops_; }
+  AttentionOps& attention_ops() override { return *attention_ops_; }
 
  private:
   std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
@@ -54,6 +56,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<MatmulOps> matmul_ops_;
   std::unique_ptr<SparseOps> sparse_ops_;
   std::unique_ptr<ConvOps> conv_ops_;
+  std::unique_ptr<AttentionOps> attention_ops_;
 };
 
 }  // namespace ferrite::cpu

@@ -7,6 +7,7 @@
 #include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
+#include "ferrite/backend_families/attention_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
 
@@ -17,5 +18,6 @@ std::unique_ptr<ShapeOps> make_cpu_shape_ops();
 std::unique_ptr<MatmulOps> make_cpu_matmul_ops();
 std::unique_ptr<SparseOps> make_cpu_sparse_ops();
 std::unique_ptr<ConvOps> make_cpu_conv_ops();
+std::unique_ptr<AttentionOps> make_cpu_attention_ops();
 
 }  // namespace ferrite::cpu

@@ -27,6 +27,7 @@ class CudaBackend final : public Backend {
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
   SparseOps& sparse_ops() override { return *sparse_ops_; }
   ConvOps& conv_ops() override { return *conv_ops_; }
+  AttentionOps& attention_ops() override { return *attention_ops_; }
 
   std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override {
     DeviceContext& ctx = DeviceContext::get(device.index);
@@ -172,6 +173,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<MatmulOps> matmul_ops_ = make_cuda_matmul_ops();
   std::unique_ptr<SparseOps> sparse_ops_ = make_cuda_sparse_ops();
   std::unique_ptr<ConvOps> conv_ops_ = make_cuda_conv_ops();
+  std::unique_ptr<AttentionOps> attention_ops_ = make_cuda_attention_ops();
 };
 
 }  // namespace

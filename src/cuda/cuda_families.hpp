@@ -8,6 +8,7 @@
 #include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
+#include "ferrite/backend_families/attention_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
 
@@ -18,5 +19,6 @@ std::unique_ptr<ShapeOps> make_cuda_shape_ops();
 std::unique_ptr<MatmulOps> make_cuda_matmul_ops();
 std::unique_ptr<SparseOps> make_cuda_sparse_ops();
 std::unique_ptr<ConvOps> make_cuda_conv_ops();
+std::unique_ptr<AttentionOps> make_cuda_attention_ops();
 
 }  // namespace ferrite::cuda

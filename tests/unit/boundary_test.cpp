@@ -81,6 +81,7 @@ class BogusKindBackend final : public Backend {
   MatmulOps& matmul_ops() override { return backend(Device::cpu()).matmul_ops(); }
   SparseOps& sparse_ops() override { return backend(Device::cpu()).sparse_ops(); }
   ConvOps& conv_ops() override { return backend(Device::cpu()).conv_ops(); }
+  AttentionOps& attention_ops() override { return backend(Device::cpu()).attention_ops(); }
 };
 
 TEST(Boundary, OutOfRangeEnumsAreInvalidArgument) {

@@ -1,0 +1,33 @@
+// Launchers of the CUDA attention kernels (attention_kernels.cu): tiled flash attention with an
+// online softmax, forward and a deterministic backward (recomputing the scores from q, k and the
+// saved logsumexp). The score matrix only ever exists one 32-key (or 32-query) tile at a time,
+// in registers.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include "ferrite/backend_families/attention_ops.hpp"
+
+namespace ferrite::cuda::attention {
+
+struct Pointers {
+  const void* q = nullptr;
+  const void* k = nullptr;
+  const void* v = nullptr;
+  const void* mask = nullptr;
+  const void* out = nullptr;
+  const void* grad_out = nullptr;
+  void* result = nullptr;     // forward: out
+  void* logsumexp = nullptr;  // forward: written; backward: read
+  void* delta = nullptr;      // backward scratch: one accumulator per query row
+  void* dq = nullptr;
+  void* dk = nullptr;
+  void* dv = nullptr;
+};
+
+/// Bytes of the backward's per-row scratch (`delta`).
+std::size_t delta_bytes(const AttentionDesc& desc);
+void forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+
+}  // namespace ferrite::cuda::attention

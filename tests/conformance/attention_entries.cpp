@@ -1,0 +1,229 @@
+// Conformance entries of scaled dot-product attention (ferrite/nn.hpp): forward (out and
+// logsumexp) and backward (dq, dk, dv) in one entry, against an F64 composition of ferrite's
+// own matmul, softmax and masking on the CPU (the score matrix materialised, as the op never
+// does). Inputs in [-1, 1]; every shape of the issue within test time: decoding (Sq = 1),
+// Sq != Sk both ways, causal with Sq > Sk, GQA, B = 0, Sk = 0, D not a multiple of 8, Bool and
+// additive masks with fully masked rows (0 output, 0 gradient).
+#include <cmath>
+#include <limits>
+
+#include "conformance/conformance.hpp"
+
+namespace ferrite::conformance {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+struct Spec {
+  std::string label;
+  std::int64_t b, hq, hkv, sq, sk, d, dv;
+  bool causal = false;
+  int mask = 0;  // 0 none, 1 Bool [sq, sk] with row 1 all false, 2 additive [b, hq, sq, sk] with an -inf row,
+                 // 3 Bool [b, 1, 1, sk]
+  double scale = std::nan("");
+};
+
+const std::vector<Spec>& specs() {
+  static const std::vector<Spec> s = {
+      {"square", 2, 4, 4, 17, 17, 32, 32},
+      {"decode", 1, 2, 2, 1, 128, 64, 64},
+      {"causal_sq_gt_sk_gqa", 1, 2, 1, 17, 5, 80, 80, true},
+      {"causal_sq_lt_sk_gqa", 1, 4, 2, 5, 70, 128, 128, true},
+      {"decode_split_keys_padding", 2, 4, 2, 3, 300, 64, 40, false, 3},
+      {"decode_split_keys_additive", 1, 2, 2, 3, 100, 32, 32, false, 2},
+      {"causal_128", 1, 2, 2, 128, 128, 64, 64, true},
+      {"batch0", 0, 2, 2, 4, 4, 32, 32},
+      {"keys0", 1, 2, 2, 3, 0, 32, 32},
+      {"one", 1, 1, 1, 1, 1, 32, 32},
+      {"odd_dims", 2, 2, 2, 9, 13, 20, 12},
+      {"bool_mask_dead_row", 1, 2, 2, 17, 17, 32, 16, false, 1},
+      {"additive_mask_inf_row", 2, 2, 2, 8, 12, 64, 64, false, 2},
+      {"key_padding_gqa4", 2, 4, 1, 6, 19, 32, 32, false, 3},
+      {"causal_and_mask_scale", 1, 2, 2, 10, 10, 32, 32, true, 2, 0.3},
+      {"d256", 1, 1, 1, 7, 9, 256, 256},
+  };
+  return s;
+}
+
+Tensor random_mask(const Spec& s, DType dtype, Rng& rng) {
+  std::uniform_real_distribution<double> u(0, 1);
+  if (s.mask == 1 || s.mask == 3) {
+    const Shape shape = s.mask == 1 ? Shape{s.sq, s.sk} : Shape{s.b, 1, 1, s.sk};
+    std::vector<bool> m(static_cast<std::size_t>(shape_numel(shape)));
+    for (std::size_t e = 0; e < m.size(); ++e) m[e] = u(rng) < 0.7;
+    if (s.mask == 1)
+      for (std::int64_t j = 0; j < s.sk; ++j) m[static_cast<std::size_t>(s.sk + j)] = false;  // row 1 dead
+    return from_vector(m, shape);
+  }
+  const Shape shape = {s.b, s.hq, s.sq, s.sk};
+  std::vector<double> m(static_cast<std::size_t>(shape_numel(shape)));
+  for (std::size_t e = 0; e < m.size(); ++e) m[e] = u(rng) < 0.2 ? -kInf : u(rng) - 0.5;
+  if (s.sq > 2)
+    for (std::int64_t j = 0; j < s.sk; ++j) m[static_cast<std::size_t>(2 * s.sk + j)] = -kInf;  // row 2 of head 0
+  return from_vector(m, shape).to(dtype);
+}
+
+std::vector<Case> attention_cases(DType dtype, Rng& rng) {
+  std::vector<Case> cases;
+  for (const Spec& s : specs()) {
+    Case c;
+    c.label = s.label;
+    c.inputs = {random({s.b, s.hq, s.sq, s.d}, dtype, rng, -1, 1), random({s.b, s.hkv, s.sk, s.d}, dtype, rng, -1, 1),
+                random({s.b, s.hkv, s.sk, s.dv}, dtype, rng, -1, 1),
+                random({s.b, s.hq, s.sq, s.dv}, dtype, rng, -1, 1)};
+    if (s.mask) c.inputs.push_back(random_mask(s, dtype, rng));
+    c.ints = {s.causal ? 1 : 0};
+    c.reals = {s.scale};
+    cases.push_back(std::move(c));
+  }
+  return cases;
+}
+
+nn::AttentionOptions options_of(const Case& c) {
+  nn::AttentionOptions o;
+  o.causal = c.ints[0] != 0;
+  if (!std::isnan(c.reals[0])) o.scale = c.reals[0];
+  if (c.inputs.size() > 4) o.mask = c.inputs[4];
+  return o;
+}
+
+std::vector<Tensor> run_attention(const Case& c) {
+  const nn::AttentionOptions o = options_of(c);
+  const auto fwd = nn::scaled_dot_product_attention(c.inputs[0], c.inputs[1], c.inputs[2], o);
+  const auto g = nn::scaled_dot_product_attention_backward(c.inputs[3], c.inputs[0], c.inputs[1], c.inputs[2], fwd.out,
+                                                           fwd.logsumexp, o);
+  return {fwd.out, fwd.logsumexp, g.dq, g.dk, g.dv};
+}
+
+// [B, Hkv, S, X] -> [B, Hq, S, X]: each key/value head repeated for its group of query heads.
+Tensor expand_heads(const Tensor& x, std::int64_t group) {
+  const Shape& s = x.shape();
+  return repeat(x.reshape({s[0], s[1], 1, s[2], s[3]}), {1, 1, group, 1, 1}).reshape({s[0], s[1] * group, s[2], s[3]});
+}
+
+// [B, Hq, S, X] -> [B, Hkv, S, X]: the sum over each group of query heads.
+Tensor reduce_heads(const Tensor& x, std::int64_t group) {
+  const Shape& s = x.shape();
+  return sum(x.reshape({s[0], s[1] / group, group, s[2], s[3]}), 2);
+}
+
+std::vector<Tensor> reference_attention(const Case& c) {
+  const DType dtype = c.inputs[0].dtype();
+  const Tensor q = c.inputs[0].to(DType::F64), go = c.inputs[3].to(DType::F64);
+  const std::int64_t hq = q.size(1), hkv = c.inputs[1].size(1), sq = q.size(2), sk = c.inputs[1].size(2);
+  const std::int64_t group = hkv > 0 ? hq / hkv : 1;
+  const Tensor k = expand_heads(c.inputs[1].to(DType::F64), group), v = expand_heads(c.inputs[2].to(DType::F64), group);
+  const double scale = std::isnan(c.reals[0]) ? 1.0 / std::sqrt(static_cast<double>(q.size(3))) : c.reals[0];
+  const Tensor neg_inf = full({}, -kInf, DType::F64);
+  Tensor s = matmul(q, k, {.transpose_b = true}) * scale;
+  if (c.inputs.size() > 4) {
+    const Tensor& m = c.inputs[4];
+    s = m.dtype() == DType::Bool ? where(m, s, neg_inf) : s + m.to(DType::F64);
+  }
+  if (c.ints[0] != 0) {
+    std::vector<bool> allowed(static_cast<std::size_t>(sq * sk));
+    for (std::int64_t i = 0; i < sq; ++i)
+      for (std::int64_t j = 0; j < sk; ++j) allowed[static_cast<std::size_t>(i * sk + j)] = j <= i;
+    s = where(from_vector(allowed, {sq, sk}), s, neg_inf);
+  }
+  // Fully masked rows: softmax gives NaN there; the op defines them as 0 (and logsumexp -inf).
+  const Tensor row_max = sk > 0 ? amax(s, -1, true) : full({q.size(0), hq, sq, 1}, -kInf, DType::F64);
+  const Tensor dead = eq(row_max, neg_inf);
+  const Tensor zero = full({}, 0.0, DType::F64);
+  const Tensor p = sk > 0 ? where(dead, zero, softmax(s, -1)) : s;
+  const Tensor out = matmul(p, v);
+  Tensor lse = where(dead, neg_inf, row_max + log(sum(exp(s - where(dead, zero, row_max)), -1, true)));
+  lse = lse.reshape({q.size(0), hq, sq});
+  // Gradients of out = P v with P = softmax(s): dS = P (dO vᵀ - rowsum(dO * out)).
+  const Tensor dp = matmul(go, v, {.transpose_b = true});
+  const Tensor ds = p * (dp - sum(go * out, -1, true));
+  const Tensor dq = matmul(ds, k) * scale;
+  const Tensor dk = reduce_heads(matmul(ds, q, {.transpose_a = true}) * scale, group);
+  const Tensor dv = reduce_heads(matmul(p, go, {.transpose_a = true}), group);
+  const DType lse_dtype = dtype == DType::F64 ? DType::F64 : DType::F32;
+  return {out.to(dtype), lse.to(lse_dtype), dq.to(dtype), dk.to(dtype), dv.to(dtype)};
+}
+
+// The CPU computes in double like the reference and rounds once: a few ulps of the dtype.
+Tolerance reference_tol(DType d) {
+  switch (d) {
+    case DType::F64: return {1e-10, 1e-12};
+    case DType::F32: return {1e-5, 1e-6};
+    case DType::F16: return {2e-3, 1e-3};  // the backward reads the rounded out (as PyTorch)
+    default: return {1.6e-2, 5e-3};  // as F16: the rounded out feeds the backward
+  }
+}
+
+// CUDA accumulates half types and F32 in F32 in another order than the CPU's double.
+Tolerance backend_tol(DType d) {
+  switch (d) {
+    case DType::F64: return {1e-9, 1e-11};
+    case DType::F32: return {1e-4, 1e-5};
+    case DType::F16: return {5e-3, 2e-3};
+    default: return {3e-2, 1e-2};
+  }
+}
+
+std::vector<ErrorCase> attention_errors(DType dtype) {
+  using nn::scaled_dot_product_attention;
+  auto t = [dtype](Shape s, Device dev) { return zeros(std::move(s), dtype, dev); };
+  return {
+      {"rank", [=](Device d) { scaled_dot_product_attention(t({2, 3, 4}, d), t({1, 2, 3, 4}, d), t({1, 2, 3, 4}, d)); },
+       ErrorKind::ShapeMismatch, "must be 4-D"},
+      {"heads", [=](Device d) { scaled_dot_product_attention(t({1, 3, 4, 8}, d), t({1, 2, 4, 8}, d), t({1, 2, 4, 8}, d)); },
+       ErrorKind::ShapeMismatch, "must divide query heads"},
+      {"head_dim", [=](Device d) { scaled_dot_product_attention(t({1, 2, 4, 8}, d), t({1, 2, 4, 6}, d), t({1, 2, 4, 8}, d)); },
+       ErrorKind::ShapeMismatch, "do not fit"},
+      {"dtype", [=](Device d) {
+         scaled_dot_product_attention(t({1, 2, 4, 8}, d), zeros({1, 2, 4, 8}, dtype == DType::F32 ? DType::F64 : DType::F32, d),
+                                      t({1, 2, 4, 8}, d));
+       },
+       ErrorKind::DTypeMismatch, "dtypes differ"},
+      {"int_dtype", [=](Device d) {
+         const Tensor x = zeros({1, 1, 2, 8}, DType::I32, d);
+         scaled_dot_product_attention(x, x, x);
+       },
+       ErrorKind::Unsupported, "is not supported"},
+      {"too_wide", [=](Device d) { scaled_dot_product_attention(t({1, 1, 2, 264}, d), t({1, 1, 2, 264}, d), t({1, 1, 2, 8}, d)); },
+       ErrorKind::Unsupported, "up to 256"},
+      {"mask_shape", [=](Device d) {
+         scaled_dot_product_attention(t({1, 2, 4, 8}, d), t({1, 2, 5, 8}, d), t({1, 2, 5, 8}, d),
+                                      {.mask = zeros({4, 4}, DType::Bool, d)});
+       },
+       ErrorKind::ShapeMismatch, "does not broadcast"},
+      {"mask_dtype", [=](Device d) {
+         scaled_dot_product_attention(t({1, 2, 4, 8}, d), t({1, 2, 4, 8}, d), t({1, 2, 4, 8}, d),
+                                      {.mask = zeros({4, 4}, DType::I32, d)});
+       },
+       ErrorKind::DTypeMismatch, "must be Bool"},
+      {"lse_dtype", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         nn::scaled_dot_product_attention_backward(x, x, x, x, x, zeros({1, 2, 4}, DType::I64, d));
+       },
+       ErrorKind::DTypeMismatch, "logsumexp"},
+      {"grad_shape", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         nn::scaled_dot_product_attention_backward(t({1, 2, 3, 8}, d), x, x, x, x,
+                                                   zeros({1, 2, 4}, dtype == DType::F64 ? DType::F64 : DType::F32, d));
+       },
+       ErrorKind::ShapeMismatch, "grad_out"},
+  };
+}
+
+Entry attention_entry() {
+  Entry e;
+  e.op = "scaled_dot_product_attention";
+  e.dtypes = {DType::F32, DType::F64, DType::F16, DType::BF16};
+  e.cases = attention_cases;
+  e.run_outputs = run_attention;
+  e.reference_outputs = reference_attention;
+  e.reference_tolerance = reference_tol;
+  e.backend_tolerance = backend_tol;
+  e.errors = attention_errors;
+  return e;
+}
+
+FERRITE_CONFORMANCE(attention_entry());
+
+}  // namespace
+}  // namespace ferrite::conformance
