@@ -80,6 +80,14 @@ struct Eig {
 Eig eig(const Tensor& a);
 Tensor eigvals(const Tensor& a);
 
+/// Least squares with the full-rank QR driver (PyTorch's CUDA `gels`): for a [..., m, n]
+/// with m >= n, X minimising ‖a·X − b‖; for m < n, the minimum-norm X with a·X = b. b is
+/// [..., m, k] or [m]; batch dims broadcast. Only the solution is returned (PyTorch's
+/// residuals/rank/singular_values are empty for gels too). Rank-deficient a: an exactly zero
+/// diagonal of R is Numerical; a nearly rank-deficient a gives large values, as gels (use
+/// svd for a rank-revealing solve). F32 and F64 (complex: Unsupported).
+Tensor lstsq(const Tensor& a, const Tensor& b);
+
 /// a⁻¹ of square a (through lu_factor and lu_solve against the identity). Singular: Numerical.
 Tensor inv(const Tensor& a);
 

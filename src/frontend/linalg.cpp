@@ -12,6 +12,7 @@
 #include "ferrite/backend.hpp"
 #include "ferrite/backend_families/linalg_ops.hpp"
 #include "ferrite/factories.hpp"
+#include "ferrite/matmul.hpp"
 #include "frontend/checks.hpp"
 
 namespace ferrite::linalg {
@@ -248,6 +249,41 @@ Tensor inv(const Tensor& a) {
   SolveEx r = solve_impl(Op::Solve, a, identity(mats.batch, mats.n, a.dtype(), a.device()));
   throw_on_info(r.info, [](int info, std::int64_t index) { return zero_pivot("inv", info, index); });
   return r.result;
+}
+
+// ---- least squares ----
+
+Tensor lstsq(const Tensor& a, const Tensor& b) {
+  const char* name = "lstsq";
+  const Matrices mats = check_matrices(Op::Qr, a, false, "A");
+  frontend::check_defined(name, {&b});
+  frontend::check_same_device(name, {&a, &b});
+  frontend::check_same_dtype(name, {&a, &b});
+  FERRITE_CHECK(!is_complex(a.dtype()), Unsupported, name, ": complex A ", a.description(),
+                " is not supported yet (the driver multiplies by Qᴴ, and matmul has no complex dtypes)");
+  const bool vector = b.dim() == 1;
+  const Tensor bm = vector ? b.unsqueeze(-1) : b;
+  FERRITE_CHECK(bm.dim() >= 2 && bm.size(-2) == mats.m, ShapeMismatch, name, ": B ", b.description(),
+                " must be [..., m, k] or [m] with m = ", mats.m, " of A ", a.description());
+  auto check = [&](const Tensor& info) {
+    throw_on_info(info, [](int code, std::int64_t index) {
+      return "lstsq: A of batch " + std::to_string(index) + " is rank-deficient (R[" + std::to_string(code - 1) + ", " +
+             std::to_string(code - 1) + "] is zero); the full-rank QR driver needs full rank (use svd)";
+    });
+  };
+  Tensor x;
+  if (mats.m >= mats.n) {  // A = Q·R: X = R⁻¹·Qᵀ·B
+    const Qr f = qr(a);
+    const SolveEx s = solve_impl(Op::Solve, f.R, matmul(f.Q, bm, {.transpose_a = true}));
+    check(s.info);
+    x = s.result;
+  } else {  // Aᵀ = Q·R, so A = Rᵀ·Qᵀ and the minimum-norm solution is Q·(Rᵀ)⁻¹·B
+    const Qr f = qr(a.mT());
+    const SolveEx s = solve_impl(Op::Solve, f.R.mT(), bm);
+    check(s.info);
+    x = matmul(f.Q, s.result);
+  }
+  return vector ? x.squeeze(-1) : x;
 }
 
 // ---- QR ----

@@ -363,6 +363,45 @@ Entry inv_entry() {
   return e;
 }
 
+// lstsq: the normal equations Aᴴ·(A·X − B) = 0 (tall), A·X = B (wide).
+std::vector<Tensor> run_lstsq(const Case& c) {
+  const Tensor &a = c.inputs[0], &b = c.inputs[1];
+  const Tensor x = linalg::lstsq(a, b);
+  const auto as = host_mats(a), xs = host_mats(x), bs = host_mats(b);
+  const std::int64_t m = a.size(-2), n = a.size(-1);
+  double r = 0;
+  for (std::size_t i = 0; i < as.size(); ++i) {
+    const HMat ax = mul(as[i], xs[i]);
+    HMat diff = ax;
+    for (std::size_t e = 0; e < diff.v.size(); ++e) diff.v[e] -= bs[i].v[e];
+    const long double scale = max_abs(as[i]) * (max_abs(as[i]) * max_abs(xs[i]) + max_abs(bs[i])) * static_cast<long double>(m);
+    const HMat normal = m >= n ? mul(adj(as[i]), diff) : diff;
+    r = std::max(r, units(max_abs(normal), m >= n ? scale : scale / std::max(max_abs(as[i]), 1e-30L), std::max(m, n), a.dtype()));
+  }
+  return {residual_tensor({r}, a.device()), x};
+}
+
+Entry lstsq_entry() {
+  Entry e = base_entry("linalg.lstsq");
+  e.dtypes = {DType::F32, DType::F64};
+  e.cases = [](DType dt, Rng& rng) {
+    std::vector<Case> cases;
+    for (const auto& s : kRect)
+      cases.push_back({shape_str(s.batch) + " " + std::to_string(s.m) + "x" + std::to_string(s.n),
+                       {make(s.batch, s.m, s.n, dt, rng, Kind::Shifted), make(s.batch, s.m, 2, dt, rng, Kind::General)}});
+    return cases;
+  };
+  e.run_outputs = run_lstsq;
+  e.reference_outputs = residual_reference(run_lstsq);
+  e.errors = [](DType dt) {
+    return std::vector<ErrorCase>{{"rank-deficient", [dt](Device d) { linalg::lstsq(zeros({4, 2}, dt, d), ones({4, 1}, dt, d)); },
+                                   ErrorKind::Numerical, "lstsq: A of batch 0 is rank-deficient"},
+                                  {"complex", [](Device d) { linalg::lstsq(zeros({4, 2}, DType::C64, d), zeros({4, 1}, DType::C64, d)); },
+                                   ErrorKind::Unsupported, "lstsq: complex"}};
+  };
+  return e;
+}
+
 // ---- LU ----
 
 std::vector<Tensor> run_lu(const Case& c) {
@@ -648,6 +687,7 @@ FERRITE_CONFORMANCE(solve_entry());
 FERRITE_CONFORMANCE(solve_ex_entry());
 FERRITE_CONFORMANCE(inv_entry());
 FERRITE_CONFORMANCE(lu_entry());
+FERRITE_CONFORMANCE(lstsq_entry());
 FERRITE_CONFORMANCE(lu_solve_entry());
 FERRITE_CONFORMANCE(qr_entry());
 FERRITE_CONFORMANCE(eigh_entry());

@@ -6,6 +6,7 @@
 #include <cuda_runtime_api.h>
 #include <cusolverDn.h>
 
+#include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/device_context.hpp"
 
 namespace ferrite::cuda {
