@@ -422,6 +422,9 @@ std::vector<Tensor> run_lu(const Case& c) {
       for (std::int64_t j = 0; j < std::min(i, us[b].c); ++j) bad = std::max(bad, std::abs(us[b](i, j)));
     r[1] = std::max(r[1], static_cast<double>(bad));
   }
+  // Complex pivoting differs between libraries: LAPACK/cuSOLVER pick the largest |re| + |im|,
+  // Eigen the largest |z|, so complex LU factors are only checked through the residuals.
+  if (is_complex(a.dtype())) return {residual_tensor(r, a.device())};
   return {residual_tensor(r, a.device()), f.LU, f.pivots};
 }
 

@@ -106,7 +106,8 @@ class CudaLinalgOps final : public LinalgOps {
       FERRITE_CUSOLVER_CHECK(cusolverDnXpotrf(c.h.handle, c.h.params, fill(upper), n, t, at(a, b * n * n), n, t, ws.get(),
                                               dev, host_ws.data(), host, info.data_as<int>() + b));
     lk::zero_triangle(a.data(), d.dtype, d.batch, n, !upper, c.stream);
-    lk::nan_diagonal_info(a.data(), d.dtype, d.batch, n, info.data_as<int>(), c.stream);
+    Scratch first_nan(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
+    lk::nan_diagonal_info(a.data(), d.dtype, d.batch, n, info.data_as<int>(), first_nan.get<int>(), c.stream);
   }
 
   void lu_factor(const LinalgDims& d, const Buffer& a, const Buffer& pivots, const Buffer& info) override {

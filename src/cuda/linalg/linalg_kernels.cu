@@ -58,16 +58,23 @@ __global__ void zero_triangle_kernel(T* a, std::int64_t count, std::int64_t n, b
   }
 }
 
+// One thread per diagonal element (a loop per matrix would walk 4096 strided loads in one
+// thread): the first NaN's order is an atomicMin into `first` (order-independent, so
+// deterministic), then merged into info where the factorisation itself succeeded.
 template <class T>
-__global__ void nan_diagonal_kernel(const T* a, std::int64_t batch, std::int64_t n, int* info) {
-  FERRITE_GRID_LOOP(b, batch) {
-    if (info[b] != 0) continue;
-    for (std::int64_t k = 0; k < n; ++k)
-      if (is_nan(a[b * n * n + k * n + k])) {
-        info[b] = static_cast<int>(k + 1);
-        break;
-      }
+__global__ void nan_diagonal_kernel(const T* a, std::int64_t batch, std::int64_t n, int* first) {
+  FERRITE_GRID_LOOP(e, batch * n) {
+    const std::int64_t b = e / n, k = e % n;
+    if (is_nan(a[b * n * n + k * n + k])) atomicMin(first + b, static_cast<int>(k + 1));
   }
+}
+
+__global__ void fill_int_kernel(int* p, std::int64_t count, int value) {
+  FERRITE_GRID_LOOP(i, count) p[i] = value;
+}
+
+__global__ void merge_nan_kernel(int* info, const int* first, std::int64_t batch) {
+  FERRITE_GRID_LOOP(b, batch) if (info[b] == 0 && first[b] != 0x7fffffff) info[b] = first[b];
 }
 
 template <class In, class Out>
@@ -165,12 +172,17 @@ void zero_triangle(void* a, DType dtype, std::int64_t batch, std::int64_t n, boo
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream) {
-  if (batch == 0) return;
+void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, int* scratch,
+                       cudaStream_t stream) {
+  if (batch == 0 || n == 0) return;
+  fill_int_kernel<<<blocks_for(batch), kThreads, 0, stream>>>(scratch, batch, 0x7fffffff);
+  FERRITE_CUDA_CHECK_LAUNCH();
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    nan_diagonal_kernel<T><<<blocks_for(batch), kThreads, 0, stream>>>(static_cast<const T*>(a), batch, n, info);
+    nan_diagonal_kernel<T><<<blocks_for(batch * n), kThreads, 0, stream>>>(static_cast<const T*>(a), batch, n, scratch);
   });
+  FERRITE_CUDA_CHECK_LAUNCH();
+  merge_nan_kernel<<<blocks_for(batch), kThreads, 0, stream>>>(info, scratch, batch);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 

@@ -14,8 +14,9 @@ namespace ferrite::cuda::linalg_kernels {
 /// Zeroes the strictly upper (zero_upper) or strictly lower triangle of n×n matrices.
 void zero_triangle(void* a, DType dtype, std::int64_t batch, std::int64_t n, bool zero_upper, cudaStream_t stream);
 /// info[b] == 0 and a NaN on the diagonal of factor b: info[b] = first such index + 1, as
-/// LAPACK's potrf (and the CPU backend) reports a NaN pivot.
-void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream);
+/// LAPACK's potrf (and the CPU backend) reports a NaN pivot. scratch: batch ints.
+void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, int* scratch,
+                       cudaStream_t stream);
 void pivots_to_i32(const std::int64_t* in, std::int32_t* out, std::int64_t count, cudaStream_t stream);
 void pivots_to_i64(const std::int32_t* in, std::int64_t* out, std::int64_t count, cudaStream_t stream);
 /// P [m×m], L [m×k], U [k×n] from packed LU [m×n] and 1-based pivots [k]; perm is scratch
