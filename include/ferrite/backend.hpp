@@ -25,6 +25,7 @@ class MatmulOps;
 class SparseOps;
 class ConvOps;
 class AttentionOps;
+class LinalgOps;
 
 inline constexpr int kMaxElementwiseDims = 8;
 inline constexpr int kMaxElementwiseInputs = 3;
@@ -112,6 +113,7 @@ class Backend {
   virtual SparseOps& sparse_ops() = 0;
   virtual ConvOps& conv_ops() = 0;
   virtual AttentionOps& attention_ops() = 0;
+  virtual LinalgOps& linalg_ops() = 0;
 };
 
 // ---- registry ----

@@ -11,6 +11,7 @@
 #include "ferrite/factories.hpp"
 #include "ferrite/half.hpp"
 #include "ferrite/inplace.hpp"
+#include "ferrite/linalg.hpp"
 #include "ferrite/matmul.hpp"
 #include "ferrite/nn.hpp"
 #include "ferrite/operators.hpp"

@@ -5,6 +5,7 @@
 #include <memory>
 
 #include "ferrite/backend_families/conv_ops.hpp"
+#include "ferrite/backend_families/linalg_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
@@ -19,5 +20,6 @@ std::unique_ptr<MatmulOps> make_cpu_matmul_ops();
 std::unique_ptr<SparseOps> make_cpu_sparse_ops();
 std::unique_ptr<ConvOps> make_cpu_conv_ops();
 std::unique_ptr<AttentionOps> make_cpu_attention_ops();
+std::unique_ptr<LinalgOps> make_cpu_linalg_ops();
 
 }  // namespace ferrite::cpu

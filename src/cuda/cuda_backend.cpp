@@ -19,6 +19,7 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   int device_count() const override { return DeviceContext::count(); }
   bool supports(Op op, DType dtype) const override {
+    if (op_group(op) == OpGroup::Linalg) return linalg_ops_->supports(op, dtype);
     return detail::backend_supports(op, dtype, *reductions_, *shape_ops_, *matmul_ops_);
   }
 
@@ -28,6 +29,7 @@ class CudaBackend final : public Backend {
   SparseOps& sparse_ops() override { return *sparse_ops_; }
   ConvOps& conv_ops() override { return *conv_ops_; }
   AttentionOps& attention_ops() override { return *attention_ops_; }
+  LinalgOps& linalg_ops() override { return *linalg_ops_; }
 
   std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override {
     DeviceContext& ctx = DeviceContext::get(device.index);
@@ -174,6 +176,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<SparseOps> sparse_ops_ = make_cuda_sparse_ops();
   std::unique_ptr<ConvOps> conv_ops_ = make_cuda_conv_ops();
   std::unique_ptr<AttentionOps> attention_ops_ = make_cuda_attention_ops();
+  std::unique_ptr<LinalgOps> linalg_ops_ = make_cuda_linalg_ops();
 };
 
 }  // namespace

@@ -82,6 +82,7 @@ class BogusKindBackend final : public Backend {
   SparseOps& sparse_ops() override { return backend(Device::cpu()).sparse_ops(); }
   ConvOps& conv_ops() override { return backend(Device::cpu()).conv_ops(); }
   AttentionOps& attention_ops() override { return backend(Device::cpu()).attention_ops(); }
+  LinalgOps& linalg_ops() override { return backend(Device::cpu()).linalg_ops(); }
 };
 
 TEST(Boundary, OutOfRangeEnumsAreInvalidArgument) {

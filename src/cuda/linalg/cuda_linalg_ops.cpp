@@ -1,0 +1,321 @@
+// The CUDA backend's linear algebra: cuSOLVER's 64-bit generic API (cusolverDnX*) one matrix
+// per call for factorisations and large problems, XsyevBatched for batches of eigh, and
+// gesvdjBatched for batches of small SVDs. Workspaces come from the device's stream-ordered
+// pool and are released right after the calls are queued (stream order keeps them alive).
+// Nothing here synchronises: per-matrix info values go to device memory, are combined by
+// small kernels (linalg_kernels.cu), and the front end reads them back once for plain ops.
+#include <cuComplex.h>
+
+#include <algorithm>
+#include <climits>
+#include <vector>
+
+#include "cuda/cuda_families.hpp"
+#include "cuda/libs/solver_handles.hpp"
+#include "cuda/linalg/cuda_linalg_typed.hpp"
+#include "cuda/linalg/linalg_kernels.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+
+namespace ferrite::cuda {
+namespace {
+
+namespace lk = linalg_kernels;
+
+cudaDataType cuda_type(DType d) {
+  switch (d) {
+    case DType::F32: return CUDA_R_32F;
+    case DType::F64: return CUDA_R_64F;
+    case DType::C64: return CUDA_C_32F;
+    case DType::C128: return CUDA_C_64F;
+    default: FERRITE_THROW(Unsupported, "linalg: dtype ", dtype_name(d), " has no cuSOLVER type");
+  }
+}
+DType real_of(DType d) { return d == DType::C64 ? DType::F32 : d == DType::C128 ? DType::F64 : d; }
+DType complex_of(DType d) { return d == DType::F32 || d == DType::C64 ? DType::C64 : DType::C128; }
+
+// Device scratch from the pool, released in stream order when it goes out of scope.
+class Scratch {
+ public:
+  Scratch(DeviceContext& ctx, cudaStream_t stream, std::size_t bytes) : ctx_(ctx), stream_(stream), bytes_(bytes) {
+    if (bytes_ > 0) ptr_ = ctx_.allocate(bytes_, stream_);
+  }
+  ~Scratch() {
+    if (ptr_ != nullptr) ctx_.release(ptr_, bytes_, stream_);
+  }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+  template <class T = void>
+  T* get() const { return static_cast<T*>(ptr_); }
+
+ private:
+  DeviceContext& ctx_;
+  cudaStream_t stream_;
+  std::size_t bytes_;
+  void* ptr_ = nullptr;
+};
+
+// What every call needs: the device, its current stream and the stream's solver handle.
+struct Call {
+  explicit Call(const Buffer& any)
+      : guard(any.device().index), ctx(DeviceContext::get(any.device().index)), stream(ctx.current_stream()),
+        h(solver_handle(ctx, stream)) {}
+  DeviceGuard guard;
+  DeviceContext& ctx;
+  cudaStream_t stream;
+  SolverHandle h;
+};
+
+char* at(const Buffer& b, std::int64_t element) {
+  return static_cast<char*>(b.data()) + element * static_cast<std::int64_t>(dtype_size(b.dtype()));
+}
+
+cublasFillMode_t fill(bool upper) { return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
+
+template <class F>
+void dispatch_typed(DType dtype, F&& f) {
+  switch (dtype) {
+    case DType::F32: f(float{}); return;
+    case DType::F64: f(double{}); return;
+    case DType::C64: f(cuComplex{}); return;
+    case DType::C128: f(cuDoubleComplex{}); return;
+    default: FERRITE_THROW(Unsupported, "linalg: dtype ", dtype_name(dtype));
+  }
+}
+
+int as_int(std::int64_t v, const char* op) {
+  FERRITE_CHECK(v <= INT_MAX, Unsupported, op, ": size ", v, " exceeds cuSOLVER's 32-bit routines");
+  return static_cast<int>(v);
+}
+
+class CudaLinalgOps final : public LinalgOps {
+ public:
+  bool supports(Op op, DType dtype) const override {
+    return op_group(op) == OpGroup::Linalg &&
+           (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::C64 || dtype == DType::C128);
+  }
+
+  void cholesky(const LinalgDims& d, const Buffer& a, bool upper, const Buffer& info) override {
+    Call c(a);
+    const std::int64_t n = d.n;
+    const cudaDataType t = cuda_type(d.dtype);
+    std::size_t dev = 0, host = 0;
+    FERRITE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(c.h.handle, c.h.params, fill(upper), n, t, a.data(), n, t, &dev, &host));
+    Scratch ws(c.ctx, c.stream, dev);
+    std::vector<char> host_ws(host);
+    for (std::int64_t b = 0; b < d.batch; ++b)
+      FERRITE_CUSOLVER_CHECK(cusolverDnXpotrf(c.h.handle, c.h.params, fill(upper), n, t, at(a, b * n * n), n, t, ws.get(),
+                                              dev, host_ws.data(), host, info.data_as<int>() + b));
+    lk::zero_triangle(a.data(), d.dtype, d.batch, n, !upper, c.stream);
+    Scratch first_nan(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
+    lk::nan_diagonal_info(a.data(), d.dtype, d.batch, n, info.data_as<int>(), first_nan.get<int>(), c.stream);
+  }
+
+  void lu_factor(const LinalgDims& d, const Buffer& a, const Buffer& pivots, const Buffer& info) override {
+    Call c(a);
+    const std::int64_t m = d.m, n = d.n, k = std::min(m, n);
+    const cudaDataType t = cuda_type(d.dtype);
+    std::size_t dev = 0, host = 0;
+    FERRITE_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(c.h.handle, c.h.params, m, n, t, a.data(), m, t, &dev, &host));
+    Scratch ws(c.ctx, c.stream, dev);
+    Scratch piv64(c.ctx, c.stream, static_cast<std::size_t>(d.batch * k) * sizeof(std::int64_t));
+    std::vector<char> host_ws(host);
+    for (std::int64_t b = 0; b < d.batch; ++b)
+      FERRITE_CUSOLVER_CHECK(cusolverDnXgetrf(c.h.handle, c.h.params, m, n, t, at(a, b * m * n), m,
+                                              piv64.get<std::int64_t>() + b * k, t, ws.get(), dev, host_ws.data(), host,
+                                              info.data_as<int>() + b));
+    lk::pivots_to_i32(piv64.get<std::int64_t>(), pivots.data_as<std::int32_t>(), d.batch * k, c.stream);
+  }
+
+  void lu_solve(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, const Buffer& rhs) override {
+    Call c(lu);
+    const std::int64_t n = d.n, k = d.m;
+    const cudaDataType t = cuda_type(d.dtype);
+    Scratch piv64(c.ctx, c.stream, static_cast<std::size_t>(d.batch * n) * sizeof(std::int64_t));
+    Scratch info(c.ctx, c.stream, sizeof(int));  // getrs only reports bad arguments
+    lk::pivots_to_i64(pivots.data_as<std::int32_t>(), piv64.get<std::int64_t>(), d.batch * n, c.stream);
+    for (std::int64_t b = 0; b < d.batch; ++b)
+      FERRITE_CUSOLVER_CHECK(cusolverDnXgetrs(c.h.handle, c.h.params, CUBLAS_OP_N, n, k, t, at(lu, b * n * n), n,
+                                              piv64.get<std::int64_t>() + b * n, t, at(rhs, b * n * k), n, info.get<int>()));
+  }
+
+  void lu_unpack(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, const Buffer& p, const Buffer& l,
+                 const Buffer& u) override {
+    Call c(lu);
+    Scratch perm(c.ctx, c.stream, static_cast<std::size_t>(d.batch * d.m) * sizeof(std::int64_t));
+    lk::lu_unpack(lu.data(), pivots.data_as<std::int32_t>(), p.data(), l.data(), u.data(), perm.get<std::int64_t>(),
+                  d.dtype, d.batch, d.m, d.n, c.stream);
+  }
+
+  void qr(const LinalgDims& d, const Buffer& a, bool complete, const Buffer& q, const Buffer& r) override {
+    Call c(a);
+    const std::int64_t m = d.m, n = d.n, k = std::min(m, n), qcols = complete ? m : k;
+    const cudaDataType t = cuda_type(d.dtype);
+    const std::size_t es = dtype_size(d.dtype);
+    Scratch tau(c.ctx, c.stream, static_cast<std::size_t>(d.batch * k) * es);
+    Scratch info(c.ctx, c.stream, sizeof(int));  // geqrf and orgqr only report bad arguments
+    std::size_t dev = 0, host = 0;
+    FERRITE_CUSOLVER_CHECK(cusolverDnXgeqrf_bufferSize(c.h.handle, c.h.params, m, n, t, a.data(), m, t, tau.get(), t, &dev, &host));
+    Scratch ws(c.ctx, c.stream, dev);
+    std::vector<char> host_ws(host);
+    for (std::int64_t b = 0; b < d.batch; ++b)
+      FERRITE_CUSOLVER_CHECK(cusolverDnXgeqrf(c.h.handle, c.h.params, m, n, t, at(a, b * m * n), m, t,
+                                              tau.get<char>() + b * k * static_cast<std::int64_t>(es), t, ws.get(), dev,
+                                              host_ws.data(), host, info.get<int>()));
+    lk::copy_upper(a.data(), r.data(), d.dtype, d.batch, m, n, qcols, c.stream);
+    if (!q.defined()) return;
+    // The reflectors sit in a's first k columns; the first min(qcols, n) columns of each
+    // matrix are one contiguous run, copied into q where orgqr expands them in place.
+    const std::int64_t copied = std::min(qcols, n);
+    FERRITE_CUDA_CHECK(cudaMemcpy2DAsync(q.data(), static_cast<std::size_t>(m * qcols) * es, a.data(),
+                                         static_cast<std::size_t>(m * n) * es, static_cast<std::size_t>(m * copied) * es,
+                                         static_cast<std::size_t>(d.batch), cudaMemcpyDeviceToDevice, c.stream));
+    const int mi = as_int(m, "qr"), qi = as_int(qcols, "qr"), ki = as_int(k, "qr");
+    dispatch_typed(d.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      int lwork = 0;
+      FERRITE_CUSOLVER_CHECK(typed::orgqr_buffer(c.h.handle, mi, qi, ki, q.data_as<T>(), mi, tau.get<T>(), &lwork));
+      Scratch work(c.ctx, c.stream, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T));
+      for (std::int64_t b = 0; b < d.batch; ++b)
+        FERRITE_CUSOLVER_CHECK(typed::orgqr(c.h.handle, mi, qi, ki, q.data_as<T>() + b * m * qcols, mi,
+                                            tau.get<T>() + b * k, work.get<T>(), lwork, info.get<int>()));
+    });
+  }
+
+  void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w,
+            const Buffer& info) override {
+    Call c(a);
+    const std::int64_t n = d.n;
+    const cudaDataType t = cuda_type(d.dtype), tw = cuda_type(real_of(d.dtype));
+    const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    // Non-finite matrices: info = n + 1, and they are zeroed so the solver never iterates on them.
+    lk::nonfinite_info(a.data(), d.dtype, d.batch, n, n, upper ? 2 : 1, info.data_as<int>(), static_cast<int>(n + 1),
+                       c.stream);
+    Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
+    std::size_t dev = 0, host = 0;
+    if (d.batch > 1) {
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevBatched_bufferSize(c.h.handle, c.h.params, jobz, fill(upper), n, t, a.data(), n,
+                                                               tw, w.data(), t, &dev, &host, d.batch));
+      Scratch ws(c.ctx, c.stream, dev);
+      std::vector<char> host_ws(host);
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevBatched(c.h.handle, c.h.params, jobz, fill(upper), n, t, a.data(), n, tw,
+                                                    w.data(), t, ws.get(), dev, host_ws.data(), host,
+                                                    solver_info.get<int>(), d.batch));
+    } else {
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevd_bufferSize(c.h.handle, c.h.params, jobz, fill(upper), n, t, a.data(), n, tw,
+                                                         w.data(), t, &dev, &host));
+      Scratch ws(c.ctx, c.stream, dev);
+      std::vector<char> host_ws(host);
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevd(c.h.handle, c.h.params, jobz, fill(upper), n, t, a.data(), n, tw, w.data(), t,
+                                              ws.get(), dev, host_ws.data(), host, solver_info.get<int>()));
+    }
+    lk::merge_info(info.data_as<int>(), solver_info.get<int>(), d.batch, c.stream);
+  }
+
+  void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, const Buffer& u, const Buffer& s,
+           const Buffer& vh, const Buffer& info) override {
+    Call c(a);
+    const std::int64_t m = d.m, n = d.n, ucols = full ? m : n;
+    lk::nonfinite_info(a.data(), d.dtype, d.batch, m, n, 0, info.data_as<int>(), static_cast<int>(n + 1), c.stream);
+    Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
+    if (d.batch > 1 && m <= 32) {
+      svd_jacobi_batched(c, d, a, full, vectors, u, s, vh, solver_info.get<int>());
+    } else {
+      const cudaDataType t = cuda_type(d.dtype), ts = cuda_type(real_of(d.dtype));
+      const signed char jobu = vectors ? (full ? 'A' : 'S') : 'N', jobvt = vectors ? 'A' : 'N';
+      const std::size_t es = dtype_size(d.dtype), rs = dtype_size(real_of(d.dtype));
+      std::size_t dev = 0, host = 0;
+      FERRITE_CUSOLVER_CHECK(cusolverDnXgesvd_bufferSize(c.h.handle, c.h.params, jobu, jobvt, m, n, t, a.data(), m, ts,
+                                                         s.data(), t, vectors ? u.data() : nullptr, m, t,
+                                                         vectors ? vh.data() : nullptr, n, t, &dev, &host));
+      Scratch ws(c.ctx, c.stream, dev);
+      std::vector<char> host_ws(host);
+      for (std::int64_t b = 0; b < d.batch; ++b)
+        FERRITE_CUSOLVER_CHECK(cusolverDnXgesvd(
+            c.h.handle, c.h.params, jobu, jobvt, m, n, t, at(a, b * m * n), m, ts,
+            static_cast<char*>(s.data()) + b * n * static_cast<std::int64_t>(rs), t,
+            vectors ? static_cast<char*>(u.data()) + b * m * ucols * static_cast<std::int64_t>(es) : nullptr, m, t,
+            vectors ? static_cast<char*>(vh.data()) + b * n * n * static_cast<std::int64_t>(es) : nullptr, n, t, ws.get(),
+            dev, host_ws.data(), host, solver_info.get<int>() + b));
+    }
+    lk::merge_info(info.data_as<int>(), solver_info.get<int>(), d.batch, c.stream);
+  }
+
+  void eig(const LinalgDims& d, const Buffer& a, bool vectors, const Buffer& w, const Buffer& v,
+           const Buffer& info) override {
+    Call c(a);
+    const std::int64_t n = d.n;
+    const DType ct = complex_of(d.dtype);
+    const cudaDataType t = cuda_type(ct);
+    lk::nonfinite_info(a.data(), d.dtype, d.batch, n, n, 0, info.data_as<int>(), static_cast<int>(n + 1), c.stream);
+    // Real input runs as complex: geev's real form packs conjugate pairs into real vector
+    // columns, which would need unpacking; the complex form returns what torch returns.
+    std::unique_ptr<Scratch> widened;
+    void* base = a.data();
+    if (ct != d.dtype) {
+      widened = std::make_unique<Scratch>(c.ctx, c.stream, static_cast<std::size_t>(d.batch * n * n) * dtype_size(ct));
+      lk::real_to_complex(a.data(), widened->get(), d.dtype, d.batch * n * n, c.stream);
+      base = widened->get();
+    }
+    const std::int64_t es = static_cast<std::int64_t>(dtype_size(ct));
+    const cusolverEigMode_t jobvr = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
+    std::size_t dev = 0, host = 0;
+    FERRITE_CUSOLVER_CHECK(cusolverDnXgeev_bufferSize(c.h.handle, c.h.params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, t, base,
+                                                      n, t, w.data(), t, nullptr, n, t, vectors ? v.data() : nullptr, n, t,
+                                                      &dev, &host));
+    Scratch ws(c.ctx, c.stream, dev);
+    std::vector<char> host_ws(host);
+    for (std::int64_t b = 0; b < d.batch; ++b)
+      FERRITE_CUSOLVER_CHECK(cusolverDnXgeev(
+          c.h.handle, c.h.params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, t, static_cast<char*>(base) + b * n * n * es, n, t,
+          static_cast<char*>(w.data()) + b * n * es, t, nullptr, n, t,
+          vectors ? static_cast<char*>(v.data()) + b * n * n * es : nullptr, n, t, ws.get(), dev, host_ws.data(), host,
+          solver_info.get<int>() + b));
+    lk::merge_info(info.data_as<int>(), solver_info.get<int>(), d.batch, c.stream);
+  }
+
+ private:
+  // Batches of matrices up to 32×32: one gesvdjBatched call (Jacobi, all matrices at once).
+  // It always returns the full U (m×m) and V (n×n): thin U keeps the first n columns and
+  // Vh = Vᴴ is written by a kernel.
+  void svd_jacobi_batched(Call& c, const LinalgDims& d, const Buffer& a, bool full, bool vectors, const Buffer& u,
+                          const Buffer& s, const Buffer& vh, int* solver_info) {
+    const int m = static_cast<int>(d.m), n = static_cast<int>(d.n), batch = as_int(d.batch, "svd");
+    const std::size_t es = dtype_size(d.dtype);
+    const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
+    const bool direct_u = vectors && full;
+    Scratch u_full(c.ctx, c.stream, direct_u ? 0 : static_cast<std::size_t>(d.batch) * m * m * es);
+    Scratch v_full(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * n * n * es);
+    void* u_out = direct_u ? u.data() : u_full.get();
+    gesvdjInfo_t params = nullptr;
+    FERRITE_CUSOLVER_CHECK(cusolverDnCreateGesvdjInfo(&params));
+    struct Destroy {
+      gesvdjInfo_t p;
+      ~Destroy() { cusolverDnDestroyGesvdjInfo(p); }
+    } destroy{params};
+    dispatch_typed(d.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      using R = std::conditional_t<sizeof(T) == 8 && !std::is_same_v<T, double>, float,
+                                   std::conditional_t<std::is_same_v<T, cuDoubleComplex>, double, T>>;
+      int lwork = 0;
+      FERRITE_CUSOLVER_CHECK(typed::gesvdj_buffer(c.h.handle, jobz, m, n, a.data_as<T>(), m, s.data_as<R>(),
+                                                  static_cast<T*>(u_out), m, v_full.get<T>(), n, &lwork, params, batch));
+      Scratch work(c.ctx, c.stream, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T));
+      FERRITE_CUSOLVER_CHECK(typed::gesvdj(c.h.handle, jobz, m, n, a.data_as<T>(), m, s.data_as<R>(),
+                                           static_cast<T*>(u_out), m, v_full.get<T>(), n, work.get<T>(), lwork,
+                                           solver_info, params, batch));
+    });
+    if (!vectors) return;
+    if (!direct_u)
+      FERRITE_CUDA_CHECK(cudaMemcpy2DAsync(u.data(), static_cast<std::size_t>(m) * n * es, u_full.get(),
+                                           static_cast<std::size_t>(m) * m * es, static_cast<std::size_t>(m) * n * es,
+                                           static_cast<std::size_t>(d.batch), cudaMemcpyDeviceToDevice, c.stream));
+    lk::adjoint(v_full.get(), vh.data(), d.dtype, d.batch, n, c.stream);
+  }
+};
+
+}  // namespace
+
+std::unique_ptr<LinalgOps> make_cuda_linalg_ops() { return std::make_unique<CudaLinalgOps>(); }
+
+}  // namespace ferrite::cuda

@@ -1,0 +1,40 @@
+// Small CUDA kernels around cuSOLVER's calls (linalg_kernels.cu): triangles, pivots, the
+// P/L/U unpacking and the per-matrix info bookkeeping. All matrices are column-major and
+// batch-dense; every launch goes on `stream` and nothing synchronises.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "ferrite/dtype.hpp"
+
+namespace ferrite::cuda::linalg_kernels {
+
+/// Zeroes the strictly upper (zero_upper) or strictly lower triangle of n×n matrices.
+void zero_triangle(void* a, DType dtype, std::int64_t batch, std::int64_t n, bool zero_upper, cudaStream_t stream);
+/// info[b] == 0 and a NaN on the diagonal of factor b: info[b] = first such index + 1, as
+/// LAPACK's potrf (and the CPU backend) reports a NaN pivot. scratch: batch ints.
+void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, int* scratch,
+                       cudaStream_t stream);
+void pivots_to_i32(const std::int64_t* in, std::int32_t* out, std::int64_t count, cudaStream_t stream);
+void pivots_to_i64(const std::int32_t* in, std::int64_t* out, std::int64_t count, cudaStream_t stream);
+/// P [m×m], L [m×k], U [k×n] from packed LU [m×n] and 1-based pivots [k]; perm is scratch
+/// of batch·m int64.
+void lu_unpack(const void* lu, const std::int32_t* pivots, void* p, void* l, void* u, std::int64_t* perm, DType dtype,
+               std::int64_t batch, std::int64_t m, std::int64_t n, cudaStream_t stream);
+/// r [rrows×n] = the upper triangle of a [m×n] (zeros below the diagonal and below row m).
+void copy_upper(const void* a, void* r, DType dtype, std::int64_t batch, std::int64_t m, std::int64_t n,
+                std::int64_t rrows, cudaStream_t stream);
+/// info[b] = code when matrix b (rows×cols; for triangle = 1 only the lower, 2 only the
+/// upper triangle of a square one) holds Inf or NaN, else 0; such matrices are zeroed.
+void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int triangle,
+                    int* info, int code, cudaStream_t stream);
+/// info[b] = info[b] != 0 ? info[b] : solver[b].
+void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream);
+/// Complex copy (imaginary parts 0) of `count` real elements (F32 -> C64, F64 -> C128).
+void real_to_complex(const void* in, void* out, DType real, std::int64_t count, cudaStream_t stream);
+/// vh[b] = v[b]ᴴ for n×n matrices (gesvdj returns V, torch wants Vh).
+void adjoint(const void* v, void* vh, DType dtype, std::int64_t batch, std::int64_t n, cudaStream_t stream);
+
+}  // namespace ferrite::cuda::linalg_kernels
