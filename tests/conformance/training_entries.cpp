@@ -39,6 +39,9 @@ Words philox(std::uint64_t seed, std::uint64_t offset, std::uint64_t group) {
   return {{c[0], c[1], c[2], c[3]}};
 }
 
+// One rounding to the compute dtype (F32, or F64 through a double).
+LD rnd(DType w, LD v) { return w == DType::F64 ? static_cast<LD>(static_cast<double>(v)) : round_to(w, v); }
+
 bool wide64(DType d) { return d == DType::F64 || d == DType::I64; }
 // The compute dtype of a float dtype's draws.
 DType compute_of(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
@@ -140,7 +143,7 @@ Entry rand_entry() {
     for (std::int64_t i = 0; i < x.numel(); ++i) {
       a[i] = uniform_of(d, seed, offset, i);
       const LD u = uniform_of(d, seed, offset + 1, i);
-      b[i] = round_to(w, round_to(w, 5 * u) - 2);
+      b[i] = rnd(w, rnd(w, 5 * u) - 2);
     }
     return std::vector<Tensor>{reference::from_values(a, x.shape(), d), reference::from_values(b, x.shape(), d)};
   };
@@ -293,15 +296,18 @@ Entry dropout_entry() {
     const auto seed = static_cast<std::uint64_t>(c.ints[0]), offset = static_cast<std::uint64_t>(c.ints[1]);
     const auto xv = reference::values(x), gv = reference::values(c.inputs[1]);
     // The scale is 1 / (1 - p) in double (the front end's), then rounded to the compute type.
-    const LD scale = p >= 1 ? 0 : round_to(w, round_to(DType::F64, 1.0L / static_cast<LD>(1.0 - p)));
+    const LD scale = p >= 1 ? 0 : rnd(w, static_cast<double>(1.0L / static_cast<LD>(1.0 - p)));
     const auto threshold = static_cast<std::uint32_t>(std::ceil(p * 16777216.0));
     std::vector<LD> out(xv.size()), mask(xv.size()), back(xv.size());
     for (std::size_t i = 0; i < xv.size(); ++i) {
       const Words r = philox(seed, offset, i / 4);
       const bool keep = (r.w[i % 4] >> 8) >= threshold;
       mask[i] = keep;
-      out[i] = round_to(w, xv[i] * (keep ? scale : 0));
-      back[i] = round_to(w, gv[i] * (keep ? scale : 0));
+      // A long double product of two doubles may round twice on the way to F64: multiply in
+      // double there (one IEEE rounding, as the definition says).
+      const LD k = keep ? scale : 0;
+      out[i] = w == DType::F64 ? static_cast<LD>(static_cast<double>(xv[i]) * static_cast<double>(k)) : rnd(w, xv[i] * k);
+      back[i] = w == DType::F64 ? static_cast<LD>(static_cast<double>(gv[i]) * static_cast<double>(k)) : rnd(w, gv[i] * k);
     }
     return std::vector<Tensor>{reference::from_values(out, x.shape(), d), reference::from_values(mask, x.shape(), DType::Bool),
                                reference::from_values(back, x.shape(), d)};
