@@ -3,6 +3,9 @@
 // fused AdamW moves (param, grad, exp_avg, exp_avg_sq read; param, exp_avg, exp_avg_sq
 // written: 28 bytes per F32 parameter).
 #include "bench/bench_case.hpp"
+#include "ferrite/nn_training.hpp"
+#include "ferrite/optim.hpp"
+#include "ferrite/random.hpp"
 
 namespace ferrite::bench {
 namespace {

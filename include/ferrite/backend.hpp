@@ -22,8 +22,6 @@ namespace ferrite {
 class ReductionOps;
 class ShapeOps;
 class MatmulOps;
-class RandomOps;
-class TrainingOps;
 
 inline constexpr int kMaxElementwiseDims = 8;
 inline constexpr int kMaxElementwiseInputs = 3;
@@ -108,10 +106,6 @@ class Backend {
   virtual ReductionOps& reductions() = 0;
   virtual ShapeOps& shape_ops() = 0;
   virtual MatmulOps& matmul_ops() = 0;
-  /// Random draws and dropout (issue #17); the default throws Unsupported.
-  virtual RandomOps& random_ops();
-  /// Fused optimizers and cross-entropy (issue #17); the default throws Unsupported.
-  virtual TrainingOps& training_ops();
 };
 
 // ---- registry ----

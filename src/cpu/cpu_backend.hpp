@@ -9,7 +9,6 @@
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
-#include "cpu/cpu_families.hpp"  // make_cpu_random_ops, make_cpu_training_ops
 
 namespace ferrite::cpu {
 
@@ -43,16 +42,12 @@ class CpuBackend final : public Backend {
   ReductionOps& reductions() override { return *reductions_; }
   ShapeOps& shape_ops() override { return *shape_ops_; }
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
-  RandomOps& random_ops() override { return *random_ops_; }
-  TrainingOps& training_ops() override { return *training_ops_; }
 
  private:
   std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
   std::unique_ptr<ReductionOps> reductions_;
   std::unique_ptr<ShapeOps> shape_ops_;
   std::unique_ptr<MatmulOps> matmul_ops_;
-  std::unique_ptr<RandomOps> random_ops_ = make_cpu_random_ops();
-  std::unique_ptr<TrainingOps> training_ops_ = make_cpu_training_ops();
 };
 
 }  // namespace ferrite::cpu

@@ -5,8 +5,6 @@
 #include <memory>
 
 #include "ferrite/backend_families/matmul_ops.hpp"
-#include "ferrite/backend_families/random_ops.hpp"
-#include "ferrite/backend_families/training_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
 
@@ -15,7 +13,5 @@ namespace ferrite::cpu {
 std::unique_ptr<ReductionOps> make_cpu_reduction_ops();
 std::unique_ptr<ShapeOps> make_cpu_shape_ops();
 std::unique_ptr<MatmulOps> make_cpu_matmul_ops();
-std::unique_ptr<RandomOps> make_cpu_random_ops();
-std::unique_ptr<TrainingOps> make_cpu_training_ops();
 
 }  // namespace ferrite::cpu

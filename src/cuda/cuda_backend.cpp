@@ -25,8 +25,6 @@ class CudaBackend final : public Backend {
   ReductionOps& reductions() override { return *reductions_; }
   ShapeOps& shape_ops() override { return *shape_ops_; }
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
-  RandomOps& random_ops() override { return *random_ops_; }
-  TrainingOps& training_ops() override { return *training_ops_; }
 
   std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override {
     DeviceContext& ctx = DeviceContext::get(device.index);
@@ -170,8 +168,6 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ReductionOps> reductions_ = make_cuda_reduction_ops();
   std::unique_ptr<ShapeOps> shape_ops_ = make_cuda_shape_ops();
   std::unique_ptr<MatmulOps> matmul_ops_ = make_cuda_matmul_ops();
-  std::unique_ptr<RandomOps> random_ops_ = make_cuda_random_ops();
-  std::unique_ptr<TrainingOps> training_ops_ = make_cuda_training_ops();
 };
 
 }  // namespace

@@ -6,8 +6,6 @@
 #include <memory>
 
 #include "ferrite/backend_families/matmul_ops.hpp"
-#include "ferrite/backend_families/random_ops.hpp"
-#include "ferrite/backend_families/training_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
 
@@ -16,7 +14,5 @@ namespace ferrite::cuda {
 std::unique_ptr<ReductionOps> make_cuda_reduction_ops();
 std::unique_ptr<ShapeOps> make_cuda_shape_ops();
 std::unique_ptr<MatmulOps> make_cuda_matmul_ops();
-std::unique_ptr<RandomOps> make_cuda_random_ops();
-std::unique_ptr<TrainingOps> make_cuda_training_ops();
 
 }  // namespace ferrite::cuda

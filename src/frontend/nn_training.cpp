@@ -4,8 +4,7 @@
 
 #include <cmath>
 
-#include "ferrite/backend_families/random_ops.hpp"
-#include "ferrite/backend_families/training_ops.hpp"
+#include "core/training_families.hpp"
 #include "ferrite/elementwise.hpp"
 #include "ferrite/reduction.hpp"
 #include "frontend/checks.hpp"
@@ -54,7 +53,7 @@ DropoutResult dropout(const Tensor& x, double p, random::Generator* generator) {
   // multiple of 2^-24, and within 2^-24 of it otherwise.
   d.threshold = static_cast<std::uint32_t>(std::ceil(p * 16777216.0));
   d.scale = dropout_scale(p);
-  backend(x.device()).random_ops().dropout(d, x.buffer(), r.output.buffer(), r.mask.buffer());
+  detail::random_ops(x.device()).dropout(d, x.buffer(), r.output.buffer(), r.mask.buffer());
   return r;
 }
 
@@ -69,7 +68,7 @@ Tensor dropout_backward(const Tensor& grad, const Tensor& mask, double p) {
                 mask.description(), " differ in shape");
   Tensor out = frontend::allocate(grad.shape(), grad.dtype(), grad.device());
   if (grad.numel() == 0) return out;
-  backend(grad.device()).random_ops().dropout_backward(grad.buffer(), mask.buffer(), dropout_scale(p), out.buffer());
+  detail::random_ops(grad.device()).dropout_backward(grad.buffer(), mask.buffer(), dropout_scale(p), out.buffer());
   return out;
 }
 
@@ -113,7 +112,7 @@ CrossEntropyForward cross_entropy_forward(const Tensor& logits, const Tensor& ta
   Tensor lse = frontend::allocate({s.rows}, DType::F32, dev);
   Tensor counted = frontend::allocate({s.rows}, DType::F32, dev);
   if (s.rows > 0)
-    backend(dev).training_ops().cross_entropy_forward(desc_of(s, o), logits.buffer(), targets.buffer(),
+    detail::training_ops(dev).cross_entropy_forward(desc_of(s, o), logits.buffer(), targets.buffer(),
                                                       loss_rows.buffer(), lse.buffer(), counted.buffer());
   CrossEntropyForward r;
   r.lse = lse;
@@ -148,8 +147,7 @@ Tensor cross_entropy_backward(const Tensor& grad, const Tensor& logits, const Te
   Tensor g = grad.dtype() == DType::F32 ? grad : grad.to(DType::F32);
   Tensor out = frontend::allocate(logits.shape(), logits.dtype(), logits.device());
   if (out.numel() == 0) return out;
-  backend(logits.device())
-      .training_ops()
+  detail::training_ops(logits.device())
       .cross_entropy_backward(desc_of(s, o), g.buffer(), o.reduction == Reduction::Mean ? saved.count.buffer() : Buffer(),
                               logits.buffer(), targets.buffer(), saved.lse.buffer(), out.buffer());
   return out;

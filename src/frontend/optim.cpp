@@ -5,14 +5,10 @@
 #include <cmath>
 #include <string>
 
-#include "ferrite/backend_families/training_ops.hpp"
+#include "core/training_families.hpp"
 #include "frontend/checks.hpp"
 
 namespace ferrite {
-
-TrainingOps& Backend::training_ops() {
-  FERRITE_THROW(Unsupported, "optimizer: the ", name(), " backend has no training ops");
-}
 
 namespace optim {
 namespace {
@@ -74,7 +70,7 @@ void run_step(const char* op, OptimizerDesc desc, const std::vector<ListSpec>& s
       if (!specs[k].list->empty()) *state[k - 2] = (*specs[k].list)[i].buffer();
     if (!specs.back().list->empty()) o.master = (*specs.back().list)[i].buffer();
   }
-  backend(device).training_ops().optimizer_step(desc, tensors, found_inf.defined() ? found_inf.buffer() : Buffer());
+  detail::training_ops(device).optimizer_step(desc, tensors, found_inf.defined() ? found_inf.buffer() : Buffer());
 }
 
 void adam_family(const char* op, OptimizerKind kind, const AdamTensors& t, std::int64_t step, const AdamOptions& o,

@@ -7,15 +7,10 @@
 #include <map>
 #include <mutex>
 
-#include "ferrite/backend_families/random_ops.hpp"
+#include "core/training_families.hpp"
 #include "frontend/checks.hpp"
 
 namespace ferrite {
-
-// Backends that predate the family (test doubles) answer Unsupported.
-RandomOps& Backend::random_ops() {
-  FERRITE_THROW(Unsupported, "random: the ", name(), " backend has no random ops");
-}
 
 namespace random {
 
@@ -74,7 +69,7 @@ void run_fill(const char* op, RandomDesc desc, const Tensor& out, Generator* gen
   desc.seed = state.seed;
   desc.offset = state.offset;
   if (out.numel() == 0) return;
-  backend(out.device()).random_ops().fill(desc, out.buffer(), probs);
+  detail::random_ops(out.device()).fill(desc, out.buffer(), probs);
 }
 
 Tensor draw(const char* op, RandomDesc desc, const Shape& shape, DType dtype, Device device, Generator* generator) {

@@ -9,6 +9,9 @@
 
 #include "conformance/conformance.hpp"
 #include "conformance/reference.hpp"
+#include "ferrite/nn_training.hpp"
+#include "ferrite/optim.hpp"
+#include "ferrite/random.hpp"
 
 namespace ferrite::conformance {
 namespace {

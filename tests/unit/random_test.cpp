@@ -10,6 +10,9 @@
 
 #include "core/philox.hpp"
 #include "ferrite/ferrite.hpp"
+#include "ferrite/nn_training.hpp"
+#include "ferrite/optim.hpp"
+#include "ferrite/random.hpp"
 
 namespace ferrite {
 namespace {

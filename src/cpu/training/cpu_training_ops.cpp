@@ -7,7 +7,7 @@
 
 #include "core/dtype_dispatch.hpp"
 #include "core/optimizer_math.hpp"
-#include "cpu/cpu_families.hpp"
+#include "core/training_families.hpp"
 #include "cpu/training/float_dispatch.hpp"
 
 namespace ferrite::cpu {

@@ -1,6 +1,6 @@
 // The CUDA backend's RandomOps and TrainingOps: pick the operands' device and stream, then
 // call the launchers of src/cuda/training/*.cu. No host synchronisation on any path.
-#include "cuda/cuda_families.hpp"
+#include "core/training_families.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/training/training_kernels.cuh"
 
