@@ -15,7 +15,6 @@ namespace {
 using namespace ferrite::detail;
 
 constexpr int kMaxCeThreads = 512;
-constexpr int kUnroll = 4;
 
 struct Running {
   float m, s, sx;
@@ -65,19 +64,8 @@ __global__ void __launch_bounds__(kMaxCeThreads)
   const T* xr = x + row * C;
   Running r{-INFINITY, 0.f, 0.f};
   const std::int64_t vectors = C / V;
-  const auto* xv = reinterpret_cast<const Pack<T, V>*>(xr);
-  const std::int64_t step = blockDim.x;
-  // kUnroll vectors in flight per thread before any arithmetic: one 16-byte load at a time
-  // left the forward latency-bound.
-  for (std::int64_t i0 = threadIdx.x; i0 < vectors; i0 += step * kUnroll) {
-    Pack<T, V> packs[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i0 + u * step < vectors) packs[u] = xv[i0 + u * step];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-    if (i0 + u * step >= vectors) break;
-    const Pack<T, V>& pk = packs[u];
+  for (std::int64_t i = threadIdx.x; i < vectors; i += blockDim.x) {
+    const Pack<T, V> pk = reinterpret_cast<const Pack<T, V>*>(xr)[i];
     float f[V];
     float lm = -INFINITY;
 #pragma unroll
@@ -94,7 +82,6 @@ __global__ void __launch_bounds__(kMaxCeThreads)
     }
     r.m = m;
     r.s = s;
-    }
   }
   for (std::int64_t j = vectors * V + threadIdx.x; j < C; j += blockDim.x) {
     const float f = static_cast<float>(widen(xr[j]));
@@ -129,26 +116,16 @@ __global__ void __launch_bounds__(kMaxCeThreads)
   const float scale = ignored ? 0.f : grad[per_row ? row : 0] / (divisor ? *divisor : 1.f);
   const float l = lse[row];
   const std::int64_t vectors = C / V;
-  const auto* xv = reinterpret_cast<const Pack<T, V>*>(xr);
-  const std::int64_t step = blockDim.x;
-  for (std::int64_t i0 = threadIdx.x; i0 < vectors; i0 += step * kUnroll) {
-    Pack<T, V> packs[kUnroll];
+  for (std::int64_t i = threadIdx.x; i < vectors; i += blockDim.x) {
+    const Pack<T, V> pk = reinterpret_cast<const Pack<T, V>*>(xr)[i];
+    Pack<T, V> o;
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u)
-      if (i0 + u * step < vectors) packs[u] = xv[i0 + u * step];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::int64_t i = i0 + u * step;
-      if (i >= vectors) break;
-      Pack<T, V> o;
-#pragma unroll
-      for (int e = 0; e < V; ++e) {
-        const float p = __expf(static_cast<float>(widen(packs[u].v[e])) - l);
-        const float hot = i * V + e == t ? keep_target : 0.f;
-        o.v[e] = narrow<T>(ignored ? 0.f : scale * (p - hot - per_class));
-      }
-      reinterpret_cast<Pack<T, V>*>(orow)[i] = o;
+    for (int e = 0; e < V; ++e) {
+      const float p = __expf(static_cast<float>(widen(pk.v[e])) - l);
+      const float hot = i * V + e == t ? keep_target : 0.f;
+      o.v[e] = narrow<T>(ignored ? 0.f : scale * (p - hot - per_class));
     }
+    reinterpret_cast<Pack<T, V>*>(orow)[i] = o;
   }
   for (std::int64_t j = vectors * V + threadIdx.x; j < C; j += blockDim.x) {
     const float p = __expf(static_cast<float>(widen(xr[j])) - l);
