@@ -27,7 +27,7 @@ __device__ __forceinline__ float scaled(float s, float m, float to) {
 }
 
 __device__ __forceinline__ Running merge(Running a, Running b) {
-  const float m = (is_nan(a.m) || is_nan(b.m)) ? NAN : fmaxf(a.m, b.m);
+  const float m = fmaxf(a.m, b.m);  // a NaN logit has already made its thread's sum NaN
   return {m, scaled(a.s, a.m, m) + scaled(b.s, b.m, m), a.sx + b.sx};
 }
 
@@ -66,22 +66,26 @@ __global__ void __launch_bounds__(kMaxCeThreads)
   const std::int64_t vectors = C / V;
   for (std::int64_t i = threadIdx.x; i < vectors; i += blockDim.x) {
     const Pack<T, V> pk = reinterpret_cast<const Pack<T, V>*>(xr)[i];
+    // The max ignores NaN (fmaxf): a NaN logit still makes the sum, and so the row, NaN
+    // through exp(NaN - m). When the max is -inf every logit so far is -inf and adds 0
+    // (one test per vector, not per element: the forward is bound by instruction issue).
     float f[V];
     float lm = -INFINITY;
 #pragma unroll
     for (int e = 0; e < V; ++e) {
       f[e] = static_cast<float>(widen(pk.v[e]));
-      lm = (f[e] > lm || is_nan(f[e])) && !is_nan(lm) ? f[e] : lm;
+      lm = fmaxf(lm, f[e]);
     }
-    const float m = (is_nan(r.m) || is_nan(lm)) ? NAN : fmaxf(r.m, lm);
-    float s = scaled(r.s, r.m, m);
+    const float m = fmaxf(r.m, lm);
+    float s = 0.f, sx = 0.f;
 #pragma unroll
     for (int e = 0; e < V; ++e) {
-      s += f[e] == -INFINITY ? 0.f : __expf(f[e] - m);
-      r.sx += f[e];
+      s += __expf(f[e] - m);
+      sx += f[e];
     }
+    r.s = scaled(r.s, r.m, m) + (m == -INFINITY ? 0.f : s);
+    r.sx += sx;
     r.m = m;
-    r.s = s;
   }
   for (std::int64_t j = vectors * V + threadIdx.x; j < C; j += blockDim.x) {
     const float f = static_cast<float>(widen(xr[j]));
@@ -89,7 +93,10 @@ __global__ void __launch_bounds__(kMaxCeThreads)
   }
   r = block_merge(r);
   if (threadIdx.x == 0) {
-    const float l = r.m + logf(r.s);
+    // Σx is NaN exactly when the row holds a NaN or both infinities: then the CPU's
+    // log-sum-exp is NaN too (exp(inf - inf)), which a row of -inf and one NaN would
+    // otherwise miss here (the max skipped the NaN and the sum skipped the -infs).
+    const float l = is_nan(r.sx) ? NAN : r.m + logf(r.s);
     lse[row] = l;
     const std::int64_t t = targets[row];
     if (t == ignore) {
