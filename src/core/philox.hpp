@@ -1,0 +1,256 @@
+// Philox4x32-10 (Salmon et al., "Parallel random numbers: as easy as 1, 2, 3", SC'11) and
+// the transforms from its words to values, shared by the CPU backend and the CUDA kernels
+// so that both produce the same bits for the same (seed, offset, element index).
+//
+// Counter layout (docs/families/random.md): key = (seed low, seed high); counter =
+// (group low, group high, offset low, offset high). One Philox call gives four 32-bit words
+// for one *group* of elements: 4 elements for 32-bit draws (F32/F16/BF16 values, I32
+// integers, dropout), 2 elements for 64-bit draws (F64 values, I64 integers). A call of
+// the generator takes one offset, so calls never share a counter.
+//
+// Normals use Box-Muller with log, sin and cos written here from + - * / and sqrt only,
+// each rounded once (no fused multiply-add: device code uses the __f*_rn intrinsics, which
+// nvcc never contracts, and the host build targets plain x86-64/ARM without contraction
+// across these calls). IEEE division and square root are correctly rounded on both, so the
+// results agree bit for bit, which libm's and CUDA's transcendental functions do not.
+#pragma once
+
+#include <cstdint>
+
+#include "ferrite/half.hpp"
+
+namespace ferrite::detail::philox {
+
+struct Words {
+  std::uint32_t w[4];
+};
+
+FERRITE_HOST_DEVICE void mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi, std::uint32_t& lo) {
+  const std::uint64_t p = static_cast<std::uint64_t>(a) * b;
+  hi = static_cast<std::uint32_t>(p >> 32);
+  lo = static_cast<std::uint32_t>(p);
+}
+
+/// Philox4x32 with 10 rounds, Random123's reference definition (its known-answer vectors
+/// are in tests/unit/random_test.cpp).
+FERRITE_HOST_DEVICE Words philox4x32_10(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2,
+                                                std::uint32_t c3, std::uint32_t k0, std::uint32_t k1) {
+  constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+  constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int round = 0; round < 10; ++round) {
+    std::uint32_t hi0, lo0, hi1, lo1;
+    mulhilo(kM0, c0, hi0, lo0);
+    mulhilo(kM1, c2, hi1, lo1);
+    const std::uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
+    c0 = n0;
+    c1 = lo1;
+    c2 = n2;
+    c3 = lo0;
+    k0 += kW0;
+    k1 += kW1;
+  }
+  return Words{{c0, c1, c2, c3}};
+}
+
+/// The four words of group `group` of the call at (seed, offset).
+FERRITE_HOST_DEVICE Words group_words(std::uint64_t seed, std::uint64_t offset, std::uint64_t group) {
+  return philox4x32_10(static_cast<std::uint32_t>(group), static_cast<std::uint32_t>(group >> 32),
+                       static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(offset >> 32),
+                       static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
+}
+
+// ---- once-rounded arithmetic (never contracted into an fma) ----
+FERRITE_HOST_DEVICE float mul(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+FERRITE_HOST_DEVICE double mul(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dmul_rn(a, b);
+#else
+  return a * b;
+#endif
+}
+FERRITE_HOST_DEVICE float add(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FERRITE_HOST_DEVICE double add(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __dadd_rn(a, b);
+#else
+  return a + b;
+#endif
+}
+FERRITE_HOST_DEVICE float root(float x) {
+#if defined(__CUDA_ARCH__)
+  return __fsqrt_rn(x);
+#else
+  return __builtin_sqrtf(x);
+#endif
+}
+FERRITE_HOST_DEVICE double root(double x) {
+#if defined(__CUDA_ARCH__)
+  return __dsqrt_rn(x);
+#else
+  return __builtin_sqrt(x);
+#endif
+}
+FERRITE_HOST_DEVICE float quot(float a, float b) {
+#if defined(__CUDA_ARCH__)
+  return __fdiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+FERRITE_HOST_DEVICE double quot(double a, double b) {
+#if defined(__CUDA_ARCH__)
+  return __ddiv_rn(a, b);
+#else
+  return a / b;
+#endif
+}
+
+// ---- words to uniforms ----
+/// [0, 1) with 24 random bits (exact in float).
+FERRITE_HOST_DEVICE float uniform24(std::uint32_t w) { return static_cast<float>(w >> 8) * 0x1p-24f; }
+/// (0, 1] with 24 random bits: Box-Muller's log argument, never 0.
+FERRITE_HOST_DEVICE float uniform24_open0(std::uint32_t w) {
+  return static_cast<float>((w >> 8) + 1u) * 0x1p-24f;
+}
+FERRITE_HOST_DEVICE std::uint64_t join(std::uint32_t hi, std::uint32_t lo) {
+  return (static_cast<std::uint64_t>(hi) << 32) | lo;
+}
+/// [0, 1) with 53 random bits (exact in double).
+FERRITE_HOST_DEVICE double uniform53(std::uint32_t hi, std::uint32_t lo) {
+  return static_cast<double>(join(hi, lo) >> 11) * 0x1p-53;
+}
+FERRITE_HOST_DEVICE double uniform53_open0(std::uint32_t hi, std::uint32_t lo) {
+  return static_cast<double>((join(hi, lo) >> 11) + 1u) * 0x1p-53;
+}
+
+// ---- log and sincos for Box-Muller ----
+// Coefficients live in local arrays (device code cannot read a host constexpr array).
+// float: log's atanh series to z^5 (|s| <= 0.1716, z = s^2 <= 0.0295), sin to a^11 and cos
+// to a^12 on |a| <= pi/4: truncation below 2^-26 relative. double: to z^12, a^21 and a^22:
+// below 2^-55.
+template <class T, int N>
+FERRITE_HOST_DEVICE T horner(const T (&c)[N], T z) {
+  T p = c[N - 1];
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int k = N - 2; k >= 0; --k) p = add(mul(p, z), c[k]);
+  return p;
+}
+
+template <class T>
+FERRITE_HOST_DEVICE T log_series(T z) {
+  if constexpr (sizeof(T) == 4) {
+    const float c[] = {1.f, 1.f / 3, 1.f / 5, 1.f / 7, 1.f / 9, 1.f / 11};
+    return horner(c, z);
+  } else {
+    const double c[] = {1.,      1. / 3,  1. / 5,  1. / 7,  1. / 9,  1. / 11, 1. / 13,
+                        1. / 15, 1. / 17, 1. / 19, 1. / 21, 1. / 23, 1. / 25};
+    return horner(c, z);
+  }
+}
+template <class T>
+FERRITE_HOST_DEVICE T sin_series(T z) {
+  if constexpr (sizeof(T) == 4) {
+    const float c[] = {1.f, -1.f / 6, 1.f / 120, -1.f / 5040, 1.f / 362880, -1.f / 39916800};
+    return horner(c, z);
+  } else {
+    const double c[] = {1.,          -1. / 6,       1. / 120,           -1. / 5040,
+                        1. / 362880, -1. / 39916800, 1. / 6227020800.,  -1. / 1307674368000.,
+                        1. / 355687428096000., -1. / 121645100408832000., 1. / 51090942171709440000.};
+    return horner(c, z);
+  }
+}
+template <class T>
+FERRITE_HOST_DEVICE T cos_series(T z) {
+  if constexpr (sizeof(T) == 4) {
+    const float c[] = {1.f, -1.f / 2, 1.f / 24, -1.f / 720, 1.f / 40320, -1.f / 3628800, 1.f / 479001600};
+    return horner(c, z);
+  } else {
+    const double c[] = {1.,  -1. / 2,  1. / 24,  -1. / 720,  1. / 40320,  -1. / 3628800,  1. / 479001600.,
+                        -1. / 87178291200., 1. / 20922789888000., -1. / 6402373705728000.,
+                        1. / 2432902008176640000., -1. / 1124000727777607680000.};
+    return horner(c, z);
+  }
+}
+
+/// Natural log of a positive normal x (Box-Muller passes (0, 1]).
+template <class T>
+FERRITE_HOST_DEVICE T log_positive(T x) {
+  int e;
+  T m;
+  if constexpr (sizeof(T) == 4) {
+    std::uint32_t b;
+    __builtin_memcpy(&b, &x, 4);
+    e = static_cast<int>((b >> 23) & 0xFFu) - 127;
+    b = (b & 0x007FFFFFu) | 0x3F800000u;  // mantissa in [1, 2)
+    if (b > 0x3FB504F3u) {                 // above sqrt(2): halve it (exact)
+      b -= 0x00800000u;
+      ++e;
+    }
+    __builtin_memcpy(&m, &b, 4);
+  } else {
+    std::uint64_t b;
+    __builtin_memcpy(&b, &x, 8);
+    e = static_cast<int>((b >> 52) & 0x7FFu) - 1023;
+    b = (b & 0x000FFFFFFFFFFFFFull) | 0x3FF0000000000000ull;
+    if (b > 0x3FF6A09E667F3BCCull) {
+      b -= 0x0010000000000000ull;
+      ++e;
+    }
+    __builtin_memcpy(&m, &b, 8);
+  }
+  // log m = 2 atanh(s), s = (m - 1) / (m + 1); m - 1 is exact (Sterbenz).
+  const T s = quot(add(m, T(-1)), add(m, T(1)));
+  const T z = mul(s, s);
+  const T log_m = mul(mul(T(2), s), log_series(z));
+  const T fe = static_cast<T>(e);
+  // ln 2 split so that e * hi is exact (|e| < 2^11 needs hi to have at most 13 bits).
+  const T ln2_hi = sizeof(T) == 4 ? T(0.693145751953125) : T(0.693147180369123816490);
+  const T ln2_lo = sizeof(T) == 4 ? T(1.428606765330187e-06) : T(1.90821492927058770002e-10);
+  return add(mul(fe, ln2_hi), add(mul(fe, ln2_lo), log_m));
+}
+
+/// sin and cos of 2*pi*u for u in [0, 1) with few enough bits that 4u - round(4u) is exact.
+template <class T>
+FERRITE_HOST_DEVICE void sincos_turns(T u, T& s, T& c) {
+  const T t = mul(u, T(4));
+  const int q = static_cast<int>(add(t, T(0.5)));  // round half up; t >= 0
+  const T a = mul(add(t, static_cast<T>(-q)), T(1.57079632679489661923));
+  const T a2 = mul(a, a);
+  const T sa = mul(a, sin_series(a2));
+  const T ca = cos_series(a2);
+  switch (q & 3) {
+    case 0: s = sa; c = ca; break;
+    case 1: s = ca; c = -sa; break;
+    case 2: s = -sa; c = -ca; break;
+    default: s = -ca; c = sa; break;
+  }
+}
+
+/// Box-Muller: two standard normals from u1 in (0, 1] and u2 in [0, 1).
+template <class T>
+FERRITE_HOST_DEVICE void box_muller(T u1, T u2, T& z0, T& z1) {
+  const T r = root(mul(T(-2), log_positive(u1)));
+  T s, c;
+  sincos_turns(u2, s, c);
+  z0 = mul(r, c);
+  z1 = mul(r, s);
+}
+
+}  // namespace ferrite::detail::philox

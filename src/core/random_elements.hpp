@@ -1,0 +1,90 @@
+// The values of one Philox group for each draw, shared by the CPU backend and the CUDA
+// kernels (src/core/philox.hpp has the generator and the counter layout). A group holds
+// kGroupElems<T> consecutive elements: 4 for 32-bit draws, 2 for F64 and I64.
+#pragma once
+
+#include <cstdint>
+#include <type_traits>
+
+#include "core/numeric.hpp"
+#include "core/philox.hpp"
+#include "ferrite/backend_families/random_ops.hpp"
+
+namespace ferrite::detail::philox {
+
+template <class T>
+inline constexpr int kGroupElems = (std::is_same_v<T, double> || std::is_same_v<T, std::int64_t>) ? 2 : 4;
+
+/// The compute type of a float dtype's draws: float for F32/F16/BF16, double for F64.
+template <class T>
+using draw_t = std::conditional_t<std::is_same_v<T, double>, double, float>;
+
+/// RandomDesc with its reals in the compute type (rounded once, on the host).
+template <class T>
+struct DrawParams {
+  RandomKind kind;
+  std::uint64_t seed, offset;
+  draw_t<T> a, b;
+  std::int64_t low;
+  std::uint64_t range;
+};
+
+template <class T>
+DrawParams<T> draw_params(const RandomDesc& d) {
+  using W = draw_t<T>;
+  return {d.kind, d.seed, d.offset, static_cast<W>(d.a), static_cast<W>(d.b), d.low, d.range};
+}
+
+/// Writes elements [0, count) of group `group` to out; probs (Bernoulli with a tensor of
+/// probabilities, else null) holds the same elements of the probabilities.
+template <class T>
+FERRITE_HOST_DEVICE void draw_group(const DrawParams<T>& p, std::uint64_t group, int count, const T* probs, T* out) {
+  const Words r = group_words(p.seed, p.offset, group);
+  if constexpr (std::is_integral_v<T>) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int e = 0; e < kGroupElems<T>; ++e) {
+      if (e >= count) break;  // a constant trip count keeps the arrays in registers
+      const std::uint64_t bits = std::is_same_v<T, std::int64_t> ? join(r.w[2 * e], r.w[2 * e + 1]) : r.w[e];
+      out[e] = static_cast<T>(static_cast<std::uint64_t>(p.low) + bits % p.range);
+    }
+  } else {
+    using W = draw_t<T>;
+    W v[kGroupElems<T>];
+    if constexpr (std::is_same_v<W, double>) {
+      if (p.kind == RandomKind::Normal) {
+        box_muller(uniform53_open0(r.w[0], r.w[1]), uniform53(r.w[2], r.w[3]), v[0], v[1]);
+      } else {
+        v[0] = uniform53(r.w[0], r.w[1]);
+        v[1] = uniform53(r.w[2], r.w[3]);
+      }
+    } else {
+      if (p.kind == RandomKind::Normal) {
+        box_muller(uniform24_open0(r.w[0]), uniform24(r.w[1]), v[0], v[1]);
+        box_muller(uniform24_open0(r.w[2]), uniform24(r.w[3]), v[2], v[3]);
+      } else {
+        for (int e = 0; e < 4; ++e) v[e] = uniform24(r.w[e]);
+      }
+    }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int e = 0; e < kGroupElems<T>; ++e) {
+      if (e >= count) break;
+      W value;
+      if (p.kind == RandomKind::Bernoulli) {
+        const W prob = probs ? static_cast<W>(widen(probs[e])) : p.a;
+        value = v[e] < prob ? W(1) : W(0);
+      } else {
+        value = add(p.a, mul(p.b, v[e]));
+      }
+      out[e] = narrow<T>(value);
+    }
+  }
+}
+
+/// Dropout's keep decision for the 32-bit word of an element.
+FERRITE_HOST_DEVICE bool dropout_keep(std::uint32_t word, std::uint32_t threshold) { return (word >> 8) >= threshold; }
+
+}  // namespace ferrite::detail::philox

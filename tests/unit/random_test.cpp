@@ -1,0 +1,166 @@
+// The Philox generator against Random123's known-answer vectors, the generator state API,
+// and the statistics of the draws on 10^7 samples (mean, variance, Kolmogorov-Smirnov),
+// dropout's kept fraction, on the CPU backend (the conformance suite checks that CUDA
+// gives the same bits).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+#include "core/philox.hpp"
+#include "ferrite/ferrite.hpp"
+#include "ferrite/nn_training.hpp"
+#include "ferrite/optim.hpp"
+#include "ferrite/random.hpp"
+
+namespace ferrite {
+namespace {
+
+using detail::philox::philox4x32_10;
+
+TEST(Philox, KnownAnswerVectors) {
+  // Random123 kat_vectors, philox4x32 10: counter[4] key[2] -> output[4].
+  auto a = philox4x32_10(0, 0, 0, 0, 0, 0);
+  EXPECT_EQ(a.w[0], 0x6627e8d5u);
+  EXPECT_EQ(a.w[1], 0xe169c58du);
+  EXPECT_EQ(a.w[2], 0xbc57ac4cu);
+  EXPECT_EQ(a.w[3], 0x9b00dbd8u);
+  auto b = philox4x32_10(~0u, ~0u, ~0u, ~0u, ~0u, ~0u);
+  EXPECT_EQ(b.w[0], 0x408f276du);
+  EXPECT_EQ(b.w[1], 0x41c83b0eu);
+  EXPECT_EQ(b.w[2], 0xa20bc7c6u);
+  EXPECT_EQ(b.w[3], 0x6d5451fdu);
+  auto c = philox4x32_10(0x243f6a88u, 0x85a308d3u, 0x13198a2eu, 0x03707344u, 0xa4093822u, 0x299f31d0u);
+  EXPECT_EQ(c.w[0], 0xd16cfe09u);
+  EXPECT_EQ(c.w[1], 0x94fdccebu);
+  EXPECT_EQ(c.w[2], 0x5001e420u);
+  EXPECT_EQ(c.w[3], 0x24126ea1u);
+}
+
+TEST(Philox, LogAndSincosMatchLibm) {
+  for (double u : {1.0, 0.5, 1e-7, 0.999, 0.123456, 0x1p-53}) {
+    EXPECT_NEAR(detail::philox::log_positive(u), std::log(u), 4e-16 * std::max(1.0, std::fabs(std::log(u))));
+    EXPECT_NEAR(detail::philox::log_positive(static_cast<float>(u)), std::log(static_cast<float>(u)),
+                3e-7 * std::max(1.0, std::fabs(std::log(u))));
+  }
+  for (int k = 0; k < 1000; ++k) {
+    const double u = k / 1000.0;
+    double s, c;
+    detail::philox::sincos_turns(u, s, c);
+    EXPECT_NEAR(s, std::sin(2 * M_PI * u), 1e-15);
+    EXPECT_NEAR(c, std::cos(2 * M_PI * u), 1e-15);
+    float sf, cf;
+    detail::philox::sincos_turns(static_cast<float>(u), sf, cf);
+    EXPECT_NEAR(sf, std::sin(2 * M_PI * static_cast<float>(u)), 4e-7);
+    EXPECT_NEAR(cf, std::cos(2 * M_PI * static_cast<float>(u)), 4e-7);
+  }
+}
+
+TEST(Random, StateSaveRestoreRepeats) {
+  random::manual_seed(Device::cpu(), 1234);
+  EXPECT_EQ(random::get_state(Device::cpu()), (random::RngState{1234, 0}));
+  const random::RngState saved = random::get_state(Device::cpu());
+  const Tensor a = random::randn({1000}, DType::F32);
+  EXPECT_EQ(random::get_state(Device::cpu()).offset, 1u);  // one offset per call
+  const Tensor b = random::randn({1000}, DType::F32);
+  EXPECT_NE(a.to_bytes(), b.to_bytes());
+  random::set_state(Device::cpu(), saved);
+  EXPECT_EQ(random::randn({1000}, DType::F32).to_bytes(), a.to_bytes());
+  EXPECT_EQ(random::randn({1000}, DType::F32).to_bytes(), b.to_bytes());
+  random::Generator g(1234);
+  EXPECT_EQ(random::randn({1000}, DType::F32, Device::cpu(), &g).to_bytes(), a.to_bytes());
+  // A failed call takes no offset.
+  const auto before = g.state();
+  EXPECT_THROW(random::randn({4}, DType::I32, Device::cpu(), &g), Error);
+  EXPECT_EQ(g.state(), before);
+  EXPECT_EQ(stream_count(Device::cpu()), 1);
+}
+
+// Kolmogorov-Smirnov statistic of sorted samples against a CDF.
+template <class Cdf>
+double ks_statistic(std::vector<double> x, Cdf cdf) {
+  std::sort(x.begin(), x.end());
+  const double n = static_cast<double>(x.size());
+  double d = 0;
+  for (std::size_t i = 0; i < x.size(); ++i) {
+    const double f = cdf(x[i]);
+    d = std::max({d, f - i / n, (i + 1) / n - f});
+  }
+  return d;
+}
+
+constexpr std::int64_t kSamples = 10'000'000;
+// At n = 10^7 the KS statistic exceeds 1.95 / sqrt(n) with probability 0.001.
+const double kKsBound = 1.95 / std::sqrt(static_cast<double>(kSamples));
+
+TEST(RandomStatistics, UniformF32AndF64) {
+  for (DType dtype : {DType::F32, DType::F64}) {
+    random::Generator g(99);
+    const std::vector<double> x = random::rand({kSamples}, dtype, Device::cpu(), &g).to_vector<double>();
+    double mean = 0, var = 0;
+    for (double v : x) {
+      ASSERT_TRUE(v >= 0 && v < 1);
+      mean += v;
+    }
+    mean /= kSamples;
+    for (double v : x) var += (v - mean) * (v - mean);
+    var /= kSamples - 1;
+    // sd of the mean: sqrt(1/12 / n) = 9.1e-5; of the variance: ~ sqrt(1/180 / n) = 2.4e-5.
+    EXPECT_NEAR(mean, 0.5, 5 * 9.2e-5) << dtype_name(dtype);
+    EXPECT_NEAR(var, 1.0 / 12, 5 * 2.4e-5) << dtype_name(dtype);
+    EXPECT_LT(ks_statistic(x, [](double v) { return v; }), kKsBound) << dtype_name(dtype);
+  }
+}
+
+TEST(RandomStatistics, NormalF32AndF64) {
+  for (DType dtype : {DType::F32, DType::F64}) {
+    random::Generator g(7);
+    const std::vector<double> x = random::randn({kSamples}, dtype, Device::cpu(), &g).to_vector<double>();
+    double mean = 0, var = 0;
+    for (double v : x) mean += v;
+    mean /= kSamples;
+    for (double v : x) var += (v - mean) * (v - mean);
+    var /= kSamples - 1;
+    // sd of the mean 3.2e-4; of the variance sqrt(2 / n) = 4.5e-4.
+    EXPECT_NEAR(mean, 0.0, 5 * 3.2e-4) << dtype_name(dtype);
+    EXPECT_NEAR(var, 1.0, 5 * 4.5e-4) << dtype_name(dtype);
+    EXPECT_LT(ks_statistic(x, [](double v) { return 0.5 * std::erfc(-v / std::sqrt(2.0)); }), kKsBound)
+        << dtype_name(dtype);
+  }
+}
+
+TEST(RandomStatistics, RandintAndBernoulli) {
+  random::Generator g(5);
+  const std::vector<std::int64_t> k = random::randint(-3, 4, {kSamples}, DType::I64, Device::cpu(), &g).to_vector<std::int64_t>();
+  std::vector<double> counts(7, 0);
+  for (auto v : k) {
+    ASSERT_TRUE(v >= -3 && v < 4);
+    counts[static_cast<std::size_t>(v + 3)] += 1;
+  }
+  for (double c : counts) EXPECT_NEAR(c / kSamples, 1.0 / 7, 5 * std::sqrt(1.0 / 7 * 6 / 7 / kSamples));
+  const double p = 0.3;
+  const std::vector<float> b = random::bernoulli({kSamples}, p, DType::F32, Device::cpu(), &g).to_vector<float>();
+  double ones = 0;
+  for (float v : b) ones += v;
+  EXPECT_NEAR(ones / kSamples, p, 4 * std::sqrt(p * (1 - p) / kSamples));
+}
+
+TEST(RandomStatistics, DropoutKeptFraction) {
+  random::Generator g(11);
+  for (double p : {0.1, 0.5, 0.9}) {
+    const Tensor x = ones({kSamples}, DType::F32);
+    const auto r = nn::dropout(x, p, &g);
+    const std::vector<float> m = r.mask.to_vector<float>();
+    double kept = 0;
+    for (float v : m) kept += v;
+    const double q = 1 - p;
+    EXPECT_NEAR(kept / kSamples, q, 4 * std::sqrt(p * q / kSamples)) << "p = " << p;
+    const std::vector<float> out = r.output.to_vector<float>();
+    for (std::size_t i = 0; i < out.size(); i += 9973)
+      ASSERT_EQ(out[i], m[i] ? static_cast<float>(1 / q) : 0.f);
+  }
+}
+
+}  // namespace
+}  // namespace ferrite
