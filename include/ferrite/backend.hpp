@@ -22,6 +22,7 @@ namespace ferrite {
 class ReductionOps;
 class ShapeOps;
 class MatmulOps;
+class FftOps;
 
 inline constexpr int kMaxElementwiseDims = 8;
 inline constexpr int kMaxElementwiseInputs = 3;
@@ -106,6 +107,7 @@ class Backend {
   virtual ReductionOps& reductions() = 0;
   virtual ShapeOps& shape_ops() = 0;
   virtual MatmulOps& matmul_ops() = 0;
+  virtual FftOps& fft_ops() = 0;
 };
 
 // ---- registry ----

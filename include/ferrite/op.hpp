@@ -6,6 +6,7 @@
 #include <string_view>
 
 #include "ferrite/op_lists/elementwise.hpp"
+#include "ferrite/op_lists/fft.hpp"
 #include "ferrite/op_lists/matmul.hpp"
 #include "ferrite/op_lists/reduction.hpp"
 #include "ferrite/op_lists/shape.hpp"
@@ -18,7 +19,8 @@ namespace ferrite {
   FERRITE_ELEMENTWISE_OP_LIST(X)   \
   FERRITE_REDUCTION_OP_LIST(X)     \
   FERRITE_SHAPE_OP_LIST(X)         \
-  FERRITE_MATMUL_OP_LIST(X)
+  FERRITE_MATMUL_OP_LIST(X)        \
+  FERRITE_FFT_OP_LIST(X)
 
 enum class OpFamily : std::uint8_t {
   // elementwise group (issue #3)
@@ -29,11 +31,13 @@ enum class OpFamily : std::uint8_t {
   Shape, Index,
   // matrix products (issue #6)
   Matmul,
+  // FFT (issue #14)
+  Fft,
 };
 
 /// Which backend interface runs an op: the elementwise group lives on Backend itself,
 /// the others on the family objects of ferrite/backend_families/.
-enum class OpGroup : std::uint8_t { Elementwise, Reduction, Shape, Matmul };
+enum class OpGroup : std::uint8_t { Elementwise, Reduction, Shape, Matmul, Fft };
 
 enum class Op : std::uint16_t {
 #define FERRITE_OP_ENUM(name, text, family) name,
@@ -74,6 +78,8 @@ constexpr OpGroup op_group(Op op) {
     return OpGroup::Shape;
     FERRITE_MATMUL_OP_LIST(FERRITE_OP_GROUP_CASE)
     return OpGroup::Matmul;
+    FERRITE_FFT_OP_LIST(FERRITE_OP_GROUP_CASE)
+    return OpGroup::Fft;
 #undef FERRITE_OP_GROUP_CASE
   }
   return OpGroup::Elementwise;

@@ -96,6 +96,8 @@ inline bool backend_supports(Op op, DType dtype, const ReductionOps& reductions,
       return shape_ops.supports(op, dtype);
     case OpGroup::Matmul:
       return matmul_ops.supports(op, dtype);
+    case OpGroup::Fft:  // answered by the backend's FftOps before it gets here
+      return false;
   }
   return false;
 }

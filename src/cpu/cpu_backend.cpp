@@ -61,6 +61,7 @@ void CpuBackend::copy_to_host(const Buffer& src, void* dst, std::size_t bytes) {
 void CpuBackend::copy(const Buffer& src, const Buffer& dst) { std::memcpy(dst.data(), src.data(), src.nbytes()); }
 
 bool CpuBackend::supports(Op op, DType dtype) const {
+  if (op_group(op) == OpGroup::Fft) return fft_ops_->supports(op, dtype);
   return detail::backend_supports(op, dtype, *reductions_, *shape_ops_, *matmul_ops_);
 }
 

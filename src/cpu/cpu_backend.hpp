@@ -5,7 +5,9 @@
 #include <atomic>
 #include <memory>
 
+#include "cpu/cpu_families.hpp"
 #include "ferrite/backend.hpp"
+#include "ferrite/backend_families/fft_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
@@ -42,12 +44,14 @@ class CpuBackend final : public Backend {
   ReductionOps& reductions() override { return *reductions_; }
   ShapeOps& shape_ops() override { return *shape_ops_; }
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
+  FftOps& fft_ops() override { return *fft_ops_; }
 
  private:
   std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
   std::unique_ptr<ReductionOps> reductions_;
   std::unique_ptr<ShapeOps> shape_ops_;
   std::unique_ptr<MatmulOps> matmul_ops_;
+  std::unique_ptr<FftOps> fft_ops_ = make_cpu_fft_ops();
 };
 
 }  // namespace ferrite::cpu

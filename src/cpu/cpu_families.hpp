@@ -4,6 +4,7 @@
 
 #include <memory>
 
+#include "ferrite/backend_families/fft_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
@@ -13,5 +14,6 @@ namespace ferrite::cpu {
 std::unique_ptr<ReductionOps> make_cpu_reduction_ops();
 std::unique_ptr<ShapeOps> make_cpu_shape_ops();
 std::unique_ptr<MatmulOps> make_cpu_matmul_ops();
+std::unique_ptr<FftOps> make_cpu_fft_ops();
 
 }  // namespace ferrite::cpu

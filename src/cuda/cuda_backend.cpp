@@ -19,12 +19,14 @@ class CudaBackend final : public Backend {
   std::string name() const override { return "cuda"; }
   int device_count() const override { return DeviceContext::count(); }
   bool supports(Op op, DType dtype) const override {
+    if (op_group(op) == OpGroup::Fft) return fft_ops_->supports(op, dtype);
     return detail::backend_supports(op, dtype, *reductions_, *shape_ops_, *matmul_ops_);
   }
 
   ReductionOps& reductions() override { return *reductions_; }
   ShapeOps& shape_ops() override { return *shape_ops_; }
   MatmulOps& matmul_ops() override { return *matmul_ops_; }
+  FftOps& fft_ops() override { return *fft_ops_; }
 
   std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override {
     DeviceContext& ctx = DeviceContext::get(device.index);
@@ -168,6 +170,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ReductionOps> reductions_ = make_cuda_reduction_ops();
   std::unique_ptr<ShapeOps> shape_ops_ = make_cuda_shape_ops();
   std::unique_ptr<MatmulOps> matmul_ops_ = make_cuda_matmul_ops();
+  std::unique_ptr<FftOps> fft_ops_ = make_cuda_fft_ops();
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include <memory>
 
+#include "ferrite/backend_families/fft_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/reduction_ops.hpp"
 #include "ferrite/backend_families/shape_ops.hpp"
@@ -14,5 +15,6 @@ namespace ferrite::cuda {
 std::unique_ptr<ReductionOps> make_cuda_reduction_ops();
 std::unique_ptr<ShapeOps> make_cuda_shape_ops();
 std::unique_ptr<MatmulOps> make_cuda_matmul_ops();
+std::unique_ptr<FftOps> make_cuda_fft_ops();
 
 }  // namespace ferrite::cuda

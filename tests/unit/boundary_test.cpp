@@ -79,6 +79,7 @@ class BogusKindBackend final : public Backend {
   ReductionOps& reductions() override { return backend(Device::cpu()).reductions(); }
   ShapeOps& shape_ops() override { return backend(Device::cpu()).shape_ops(); }
   MatmulOps& matmul_ops() override { return backend(Device::cpu()).matmul_ops(); }
+  FftOps& fft_ops() override { return backend(Device::cpu()).fft_ops(); }
 };
 
 TEST(Boundary, OutOfRangeEnumsAreInvalidArgument) {
