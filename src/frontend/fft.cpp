@@ -269,11 +269,10 @@ Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
   const std::int64_t last = p.dims.back();
   std::vector<std::int64_t> rest(p.dims.begin(), p.dims.end() - 1);
   std::sort(rest.begin(), rest.end());
-  std::vector<std::int64_t> final_dims{last};
-  while (final_dims.size() < static_cast<std::size_t>(kMaxFftRank) && !rest.empty() && rest.back() < last) {
-    final_dims.insert(final_dims.begin(), rest.back());
-    rest.pop_back();
-  }
+  // C2R runs over the last dim alone: the inverse C2C over the others comes first, so a
+  // spectrum that is not exactly Hermitian in every dim gives the same result on every backend
+  // (each 1-D C2R ignores only the imaginary parts of its zero-frequency and Nyquist terms).
+  const std::vector<std::int64_t> final_dims{last};
   // hfft (conj_in) is a forward-normalised transform.
   const double scale = norm_scale(norm, conj_in, signal);
   // conj(x) commutes into the C2C steps as conj of their output only if applied first, so

@@ -6,7 +6,12 @@
 // the inverse C2C over the other dims on the half spectrum, then extends each line along the
 // last dim Hermitian-wise and keeps the real part (so imaginary parts of the zero-frequency
 // and Nyquist terms are ignored, as cuFFT and pocketfft do).
+#ifdef _OPENMP
 #include <omp.h>
+#else
+static int omp_get_max_threads() { return 1; }
+static int omp_get_thread_num() { return 0; }
+#endif
 
 #include <algorithm>
 #include <complex>
