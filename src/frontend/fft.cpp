@@ -71,8 +71,32 @@ struct Step {
   bool conj_in = false, conj_out = false;
 };
 
+Tensor run_dense_step(Op op, const Tensor& x, const Step& s);
+
 // One backend call: x (already of the step's input dtype and resized) -> a new tensor.
+// A real-side transform (R2C, C2R) over dims that are not the innermost ones runs on a copy
+// with those dims moved last: then every batch dim merges into one, so no real-side pointer
+// ever sits at an odd element offset (cuFFT rejects R2C/C2R data not aligned to the complex
+// type: CUFFT_INVALID_VALUE).
 Tensor run_step(Op op, const Tensor& x, const Step& s) {
+  const auto rank = static_cast<std::int64_t>(x.dim());
+  const auto k = static_cast<std::int64_t>(s.dims.size());
+  bool trailing = true;
+  for (std::int64_t i = 0; i < k; ++i) trailing = trailing && s.dims[static_cast<std::size_t>(i)] == rank - k + i;
+  if (s.type == FftType::C2C || trailing) return run_dense_step(op, x, s);
+  std::vector<std::int64_t> perm;
+  for (std::int64_t d = 0; d < rank; ++d)
+    if (std::find(s.dims.begin(), s.dims.end(), d) == s.dims.end()) perm.push_back(d);
+  perm.insert(perm.end(), s.dims.begin(), s.dims.end());
+  Step moved = s;
+  for (std::int64_t i = 0; i < k; ++i) moved.dims[static_cast<std::size_t>(i)] = rank - k + i;
+  const Tensor y = run_dense_step(op, x.permute(perm).contiguous(), moved);
+  std::vector<std::int64_t> inverse(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+  return y.permute(inverse).contiguous();
+}
+
+Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
   const DType real = real_of(x.dtype());
   const Shape& in_shape = x.shape();
   Shape out_shape = in_shape;

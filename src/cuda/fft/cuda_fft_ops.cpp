@@ -16,6 +16,7 @@
 #include <cufft.h>
 #include <cufftXt.h>
 
+#include <cstdint>
 #include <list>
 #include <map>
 #include <memory>
@@ -247,6 +248,14 @@ class CudaFftOps final : public FftOps {
       const std::int64_t last_n = d.n[r - 1];
       kernels::fft_prepare_c2r(in.data(), copy->get(), static_cast<std::int64_t>(in.nbytes() / in_elem), d.real_dtype,
                                d.in_stride[r - 1], last_n / 2 + 1, last_n % 2 == 0, d.conjugate_input, stream);
+      source = copy->get();
+    }
+
+    // cuFFT rejects R2C input not aligned to the complex type (CUFFT_INVALID_VALUE): a
+    // contiguous view at an odd element offset is read from an aligned copy.
+    if (d.type == FftType::R2C && reinterpret_cast<std::uintptr_t>(in.data()) % (2 * real_size) != 0) {
+      copy = std::make_unique<PoolBuffer>(ctx, in.nbytes(), stream);
+      FERRITE_CUDA_CHECK(cudaMemcpyAsync(copy->get(), in.data(), in.nbytes(), cudaMemcpyDeviceToDevice, stream));
       source = copy->get();
     }
 
