@@ -26,6 +26,7 @@ class SparseOps;
 class ConvOps;
 class AttentionOps;
 class LinalgOps;
+class FftOps;
 
 inline constexpr int kMaxElementwiseDims = 8;
 inline constexpr int kMaxElementwiseInputs = 3;
@@ -114,6 +115,7 @@ class Backend {
   virtual ConvOps& conv_ops() = 0;
   virtual AttentionOps& attention_ops() = 0;
   virtual LinalgOps& linalg_ops() = 0;
+  virtual FftOps& fft_ops() = 0;
 };
 
 // ---- registry ----

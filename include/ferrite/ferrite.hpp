@@ -9,6 +9,7 @@
 #include "ferrite/elementwise.hpp"
 #include "ferrite/error.hpp"
 #include "ferrite/factories.hpp"
+#include "ferrite/fft.hpp"
 #include "ferrite/half.hpp"
 #include "ferrite/inplace.hpp"
 #include "ferrite/linalg.hpp"

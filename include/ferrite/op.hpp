@@ -7,6 +7,7 @@
 
 #include "ferrite/op_lists/elementwise.hpp"
 #include "ferrite/op_lists/linalg.hpp"
+#include "ferrite/op_lists/fft.hpp"
 #include "ferrite/op_lists/matmul.hpp"
 #include "ferrite/op_lists/reduction.hpp"
 #include "ferrite/op_lists/shape.hpp"
@@ -21,6 +22,7 @@ namespace ferrite {
   FERRITE_SHAPE_OP_LIST(X)         \
   FERRITE_MATMUL_OP_LIST(X)        \
   FERRITE_LINALG_OP_LIST(X)
+  FERRITE_FFT_OP_LIST(X)
 
 enum class OpFamily : std::uint8_t {
   // elementwise group (issue #3)
@@ -33,11 +35,13 @@ enum class OpFamily : std::uint8_t {
   Matmul,
   // linear algebra (issue #13)
   Linalg,
+  // FFT (issue #14)
+  Fft,
 };
 
 /// Which backend interface runs an op: the elementwise group lives on Backend itself,
 /// the others on the family objects of ferrite/backend_families/.
-enum class OpGroup : std::uint8_t { Elementwise, Reduction, Shape, Matmul, Linalg };
+enum class OpGroup : std::uint8_t { Elementwise, Reduction, Shape, Matmul, Linalg, Fft };
 
 enum class Op : std::uint16_t {
 #define FERRITE_OP_ENUM(name, text, family) name,
@@ -80,6 +84,8 @@ constexpr OpGroup op_group(Op op) {
     return OpGroup::Matmul;
     FERRITE_LINALG_OP_LIST(FERRITE_OP_GROUP_CASE)
     return OpGroup::Linalg;
+    FERRITE_FFT_OP_LIST(FERRITE_OP_GROUP_CASE)
+    return OpGroup::Fft;
 #undef FERRITE_OP_GROUP_CASE
   }
   return OpGroup::Elementwise;

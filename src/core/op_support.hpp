@@ -97,6 +97,7 @@ inline bool backend_supports(Op op, DType dtype, const ReductionOps& reductions,
     case OpGroup::Matmul:
       return matmul_ops.supports(op, dtype);
     case OpGroup::Linalg:  // answered by the backend's LinalgOps before it gets here
+    case OpGroup::Fft:  // answered by the backend's FftOps before it gets here
       return false;
   }
   return false;

@@ -65,6 +65,7 @@ void CpuBackend::copy(const Buffer& src, const Buffer& dst) { std::memcpy(dst.da
 
 bool CpuBackend::supports(Op op, DType dtype) const {
   if (op_group(op) == OpGroup::Linalg) return linalg_ops_->supports(op, dtype);
+  if (op_group(op) == OpGroup::Fft) return fft_ops_->supports(op, dtype);
   return detail::backend_supports(op, dtype, *reductions_, *shape_ops_, *matmul_ops_);
 }
 

@@ -9,6 +9,7 @@
 #include "ferrite/backend.hpp"
 #include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/linalg_ops.hpp"
+#include "ferrite/backend_families/fft_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
@@ -51,6 +52,7 @@ class CpuBackend final : public Backend {
   ConvOps& conv_ops() override { return *conv_ops_; }
   AttentionOps& attention_ops() override { return *attention_ops_; }
   LinalgOps& linalg_ops() override { return *linalg_ops_; }
+  FftOps& fft_ops() override { return *fft_ops_; }
 
  private:
   std::atomic<std::int64_t> in_use_{0}, peak_{0}, allocations_{0}, live_{0};
@@ -61,6 +63,7 @@ class CpuBackend final : public Backend {
   std::unique_ptr<ConvOps> conv_ops_;
   std::unique_ptr<AttentionOps> attention_ops_;
   std::unique_ptr<LinalgOps> linalg_ops_ = make_cpu_linalg_ops();
+  std::unique_ptr<FftOps> fft_ops_ = make_cpu_fft_ops();
 };
 
 }  // namespace ferrite::cpu

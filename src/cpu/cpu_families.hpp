@@ -6,6 +6,7 @@
 
 #include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/linalg_ops.hpp"
+#include "ferrite/backend_families/fft_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
@@ -21,5 +22,6 @@ std::unique_ptr<SparseOps> make_cpu_sparse_ops();
 std::unique_ptr<ConvOps> make_cpu_conv_ops();
 std::unique_ptr<AttentionOps> make_cpu_attention_ops();
 std::unique_ptr<LinalgOps> make_cpu_linalg_ops();
+std::unique_ptr<FftOps> make_cpu_fft_ops();
 
 }  // namespace ferrite::cpu

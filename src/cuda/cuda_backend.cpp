@@ -20,6 +20,7 @@ class CudaBackend final : public Backend {
   int device_count() const override { return DeviceContext::count(); }
   bool supports(Op op, DType dtype) const override {
     if (op_group(op) == OpGroup::Linalg) return linalg_ops_->supports(op, dtype);
+    if (op_group(op) == OpGroup::Fft) return fft_ops_->supports(op, dtype);
     return detail::backend_supports(op, dtype, *reductions_, *shape_ops_, *matmul_ops_);
   }
 
@@ -30,6 +31,7 @@ class CudaBackend final : public Backend {
   ConvOps& conv_ops() override { return *conv_ops_; }
   AttentionOps& attention_ops() override { return *attention_ops_; }
   LinalgOps& linalg_ops() override { return *linalg_ops_; }
+  FftOps& fft_ops() override { return *fft_ops_; }
 
   std::shared_ptr<Storage> allocate(std::size_t bytes, Device device) override {
     DeviceContext& ctx = DeviceContext::get(device.index);
@@ -177,6 +179,7 @@ class CudaBackend final : public Backend {
   std::unique_ptr<ConvOps> conv_ops_ = make_cuda_conv_ops();
   std::unique_ptr<AttentionOps> attention_ops_ = make_cuda_attention_ops();
   std::unique_ptr<LinalgOps> linalg_ops_ = make_cuda_linalg_ops();
+  std::unique_ptr<FftOps> fft_ops_ = make_cuda_fft_ops();
 };
 
 }  // namespace

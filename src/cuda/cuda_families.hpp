@@ -7,6 +7,7 @@
 
 #include "ferrite/backend_families/conv_ops.hpp"
 #include "ferrite/backend_families/linalg_ops.hpp"
+#include "ferrite/backend_families/fft_ops.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
@@ -22,5 +23,6 @@ std::unique_ptr<SparseOps> make_cuda_sparse_ops();
 std::unique_ptr<ConvOps> make_cuda_conv_ops();
 std::unique_ptr<AttentionOps> make_cuda_attention_ops();
 std::unique_ptr<LinalgOps> make_cuda_linalg_ops();
+std::unique_ptr<FftOps> make_cuda_fft_ops();
 
 }  // namespace ferrite::cuda

@@ -83,6 +83,7 @@ class BogusKindBackend final : public Backend {
   ConvOps& conv_ops() override { return backend(Device::cpu()).conv_ops(); }
   AttentionOps& attention_ops() override { return backend(Device::cpu()).attention_ops(); }
   LinalgOps& linalg_ops() override { return backend(Device::cpu()).linalg_ops(); }
+  FftOps& fft_ops() override { return backend(Device::cpu()).fft_ops(); }
 };
 
 TEST(Boundary, OutOfRangeEnumsAreInvalidArgument) {

@@ -1,0 +1,423 @@
+// Front end of the FFT family: torch.fft's argument rules (dims, n/s padding and
+// truncation, norm, dtype promotion), the split of transforms over more than kMaxFftRank
+// dims into several, and the FftDesc each backend call receives.
+#include "ferrite/fft.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "ferrite/backend.hpp"
+#include "ferrite/shape.hpp"
+#include "frontend/checks.hpp"
+
+namespace ferrite::fft {
+namespace {
+
+const char* name_of(Op op) { return op_name(op).data(); }
+
+DType complex_of(DType real) { return real == DType::F64 ? DType::C128 : DType::C64; }
+DType real_of(DType d) { return d == DType::F64 || d == DType::C128 ? DType::F64 : DType::F32; }
+
+enum class Input : std::uint8_t { Any, Real };
+
+// Input checks shared by every transform: defined, a dtype the family computes in, and (for
+// rfft/ihfft) real, as torch's "expects a real input tensor".
+void check_input(Op op, const Tensor& x, Input want) {
+  const char* name = name_of(op);
+  frontend::check_defined(name, {&x});
+  const DType d = x.dtype();
+  const bool ok = d == DType::F32 || d == DType::F64 || d == DType::C64 || d == DType::C128;
+  FERRITE_CHECK(ok, Unsupported, name, ": dtype ", dtype_name(d), " of input ", x.description(),
+                " is not supported (F32, F64, C64 or C128; cast F16/BF16/integers with .to(DType::F32) first)");
+  FERRITE_CHECK(want == Input::Any || !is_complex(d), DTypeMismatch, name, " expects a real input tensor, got ",
+                x.description());
+  frontend::check_supported(op, d, x.device());
+}
+
+std::int64_t checked_length(Op op, std::int64_t n, std::int64_t dim) {
+  FERRITE_CHECK(n >= 1, InvalidArgument, name_of(op), ": invalid number of data points (", n,
+                ") specified for dim ", dim);
+  return n;
+}
+
+// x resized along `dim` to `n`: a view when cut, zero padding when longer.
+Tensor resize_dim(const Tensor& x, std::int64_t dim, std::int64_t n) {
+  const std::int64_t have = x.size(dim);
+  if (have == n) return x;
+  if (have > n) return x.narrow(dim, 0, n);
+  Shape shape = x.shape();
+  shape[static_cast<std::size_t>(dim)] = n;
+  Tensor out = zeros(shape, x.dtype(), x.device());
+  if (have > 0) out.narrow(dim, 0, have).copy_(x);
+  return out;
+}
+
+double norm_scale(Norm norm, bool forward, double signal) {
+  switch (norm) {
+    case Norm::Backward: return forward ? 1.0 : 1.0 / signal;
+    case Norm::Ortho: return 1.0 / std::sqrt(signal);
+    case Norm::Forward: return forward ? 1.0 / signal : 1.0;
+  }
+  return 1.0;
+}
+
+struct Step {
+  FftType type;
+  bool inverse;
+  std::vector<std::int64_t> dims;  // sorted, at most kMaxFftRank
+  std::int64_t last_n = 0;         // R2C/C2R: the real length of the last dim
+  double scale = 1;
+  bool conj_in = false, conj_out = false;
+};
+
+Tensor run_dense_step(Op op, const Tensor& x, const Step& s);
+
+// One backend call: x (already of the step's input dtype and resized) -> a new tensor.
+// A real-side transform (R2C, C2R) over dims that are not the innermost ones runs on a copy
+// with those dims moved last: then every batch dim merges into one, so no real-side pointer
+// ever sits at an odd element offset (cuFFT rejects R2C/C2R data not aligned to the complex
+// type: CUFFT_INVALID_VALUE).
+Tensor run_step(Op op, const Tensor& x, const Step& s) {
+  const auto rank = static_cast<std::int64_t>(x.dim());
+  const auto k = static_cast<std::int64_t>(s.dims.size());
+  bool trailing = true;
+  for (std::int64_t i = 0; i < k; ++i) trailing = trailing && s.dims[static_cast<std::size_t>(i)] == rank - k + i;
+  if (s.type == FftType::C2C || trailing) return run_dense_step(op, x, s);
+  std::vector<std::int64_t> perm;
+  for (std::int64_t d = 0; d < rank; ++d)
+    if (std::find(s.dims.begin(), s.dims.end(), d) == s.dims.end()) perm.push_back(d);
+  perm.insert(perm.end(), s.dims.begin(), s.dims.end());
+  Step moved = s;
+  for (std::int64_t i = 0; i < k; ++i) moved.dims[static_cast<std::size_t>(i)] = rank - k + i;
+  const Tensor y = run_dense_step(op, x.permute(perm).contiguous(), moved);
+  std::vector<std::int64_t> inverse(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+  return y.permute(inverse).contiguous();
+}
+
+Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
+  const DType real = real_of(x.dtype());
+  const Shape& in_shape = x.shape();
+  Shape out_shape = in_shape;
+  const auto last = static_cast<std::size_t>(s.dims.back());
+  if (s.type == FftType::R2C) out_shape[last] = s.last_n / 2 + 1;
+  if (s.type == FftType::C2R) out_shape[last] = s.last_n;
+  const DType out_dtype = s.type == FftType::C2R ? real : complex_of(real);
+  Tensor out = frontend::allocate(out_shape, out_dtype, x.device());
+  if (out.numel() == 0) return out;
+
+  const std::size_t rank = in_shape.size();
+  std::vector<std::int64_t> in_strides(rank), out_strides(rank);
+  std::int64_t si = 1, so = 1;
+  for (std::size_t i = rank; i-- > 0;) {
+    in_strides[i] = si;
+    out_strides[i] = so;
+    si *= in_shape[i];
+    so *= out_shape[i];
+  }
+  FftDesc d;
+  d.type = s.type;
+  d.real_dtype = real;
+  d.inverse = s.inverse;
+  d.rank = static_cast<int>(s.dims.size());
+  d.scale = s.scale;
+  d.conjugate_input = s.conj_in;
+  d.conjugate_output = s.conj_out;
+  for (std::size_t k = 0; k < s.dims.size(); ++k) {
+    const auto dim = static_cast<std::size_t>(s.dims[k]);
+    d.n[k] = (s.type != FftType::C2C && dim == last) ? s.last_n : in_shape[dim];
+    d.in_stride[k] = in_strides[dim];
+    d.out_stride[k] = out_strides[dim];
+  }
+  // Batch dims: every other dim of size > 1, adjacent ones merged when no transformed dim
+  // lies between them (their strides then chain in both dense layouts).
+  int b = -1;
+  bool mergeable = false;
+  for (std::size_t i = 0; i < rank; ++i) {
+    const bool transformed = std::find(s.dims.begin(), s.dims.end(), static_cast<std::int64_t>(i)) != s.dims.end();
+    if (transformed) {
+      mergeable = false;
+      continue;
+    }
+    if (in_shape[i] == 1) continue;
+    if (mergeable) {
+      const auto u = static_cast<std::size_t>(b);
+      d.batch_sizes[u] *= in_shape[i];
+      d.in_batch_stride[u] = in_strides[i];
+      d.out_batch_stride[u] = out_strides[i];
+      continue;
+    }
+    ++b;
+    FERRITE_CHECK(b < kMaxFftBatchDims, Unsupported, name_of(op), ": more than ", kMaxFftBatchDims,
+                  " separate batch dims in ", x.description());
+    const auto u = static_cast<std::size_t>(b);
+    d.batch_sizes[u] = in_shape[i];
+    d.in_batch_stride[u] = in_strides[i];
+    d.out_batch_stride[u] = out_strides[i];
+    mergeable = true;
+  }
+  d.batch_rank = b + 1;
+  backend(x.device()).fft_ops().execute(d, x.buffer(), out.buffer());
+  return out;
+}
+
+// Resolved (s, dim) of an n-dimensional transform: sorted dims with their lengths.
+struct Plan {
+  std::vector<std::int64_t> dims;  // in the user's order (the last is the halved one)
+  std::vector<std::int64_t> n;     // signal lengths (-1: the input's, resolved later)
+};
+
+Plan resolve(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim) {
+  const char* name = name_of(op);
+  Plan p;
+  const std::int64_t rank = x.dim();
+  FERRITE_CHECK(rank >= 1, InvalidArgument, name, ": expects a tensor of rank >= 1, got ", x.description());
+  if (dim) {
+    for (std::int64_t d : *dim) p.dims.push_back(frontend::wrap_dim(name, x, d));
+    FERRITE_CHECK(!s || s->size() == dim->size(), InvalidArgument, name, ": s has ", s ? s->size() : 0,
+                  " lengths but dim has ", dim->size(), " dims");
+  } else if (s) {
+    FERRITE_CHECK(static_cast<std::int64_t>(s->size()) <= rank, InvalidArgument, name, ": s has ", s->size(),
+                  " lengths for an input of rank ", rank, " (", x.description(), ")");
+    for (std::int64_t d = rank - static_cast<std::int64_t>(s->size()); d < rank; ++d) p.dims.push_back(d);
+  } else {
+    for (std::int64_t d = 0; d < rank; ++d) p.dims.push_back(d);
+  }
+  std::vector<std::int64_t> sorted = p.dims;
+  std::sort(sorted.begin(), sorted.end());
+  FERRITE_CHECK(std::adjacent_find(sorted.begin(), sorted.end()) == sorted.end(), InvalidArgument, name,
+                ": dims must be unique, got a repeated dim for ", x.description());
+  FERRITE_CHECK(!p.dims.empty(), InvalidArgument, name, ": no dim to transform in ", x.description());
+  for (std::size_t k = 0; k < p.dims.size(); ++k) {
+    const std::int64_t want = s ? (*s)[k] : -1;
+    FERRITE_CHECK(want == -1 || want >= 1, InvalidArgument, name, ": invalid number of data points (", want,
+                  ") specified for dim ", p.dims[k]);
+    p.n.push_back(want);
+  }
+  return p;
+}
+
+// Splits sorted dims into groups of at most kMaxFftRank, the last group holding the last dim.
+std::vector<std::vector<std::int64_t>> groups_of(std::vector<std::int64_t> dims) {
+  std::vector<std::vector<std::int64_t>> groups;
+  while (!dims.empty()) {
+    const std::size_t take = std::min<std::size_t>(dims.size(), kMaxFftRank);
+    groups.insert(groups.begin(), std::vector<std::int64_t>(dims.end() - static_cast<std::ptrdiff_t>(take), dims.end()));
+    dims.resize(dims.size() - take);
+  }
+  return groups;
+}
+
+Tensor to_complex(const Tensor& x) { return is_complex(x.dtype()) ? x : x.to(complex_of(x.dtype())); }
+
+Tensor c2c(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim, Norm norm,
+           bool forward) {
+  check_input(op, x, Input::Any);
+  const Plan p = resolve(op, x, s, dim);
+  Tensor y = to_complex(x);
+  double signal = 1;
+  for (std::size_t k = 0; k < p.dims.size(); ++k) {
+    const std::int64_t n = p.n[k] == -1 ? checked_length(op, y.size(p.dims[k]), p.dims[k]) : p.n[k];
+    y = resize_dim(y, p.dims[k], n);
+    signal *= static_cast<double>(n);
+  }
+  std::vector<std::int64_t> sorted = p.dims;
+  std::sort(sorted.begin(), sorted.end());
+  const auto groups = groups_of(sorted);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    Step st{FftType::C2C, !forward, groups[g]};
+    if (g + 1 == groups.size()) st.scale = norm_scale(norm, forward, signal);
+    y = run_step(op, y, st);
+  }
+  return y;
+}
+
+// rfftn / ihfft: real x, R2C over the last dim's group first, then C2C forward over the rest.
+Tensor r2c(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim, Norm norm,
+           bool conj_out) {
+  check_input(op, x, Input::Real);
+  const Plan p = resolve(op, x, s, dim);
+  Tensor y = x;
+  double signal = 1;
+  for (std::size_t k = 0; k < p.dims.size(); ++k) {
+    const std::int64_t n = p.n[k] == -1 ? checked_length(op, y.size(p.dims[k]), p.dims[k]) : p.n[k];
+    y = resize_dim(y, p.dims[k], n);
+    signal *= static_cast<double>(n);
+  }
+  const std::int64_t last = p.dims.back();
+  std::vector<std::int64_t> rest(p.dims.begin(), p.dims.end() - 1);
+  std::sort(rest.begin(), rest.end());
+  // The halved dim's step may take up to kMaxFftRank - 1 other dims that come before it.
+  std::vector<std::int64_t> first{last};
+  while (first.size() < static_cast<std::size_t>(kMaxFftRank) && !rest.empty() && rest.back() < last) {
+    first.insert(first.begin(), rest.back());
+    rest.pop_back();
+  }
+  const auto groups = groups_of(rest);
+  // ihfft (conj_out) is an inverse-normalised transform.
+  const double scale = norm_scale(norm, !conj_out, signal);
+  Step st{FftType::R2C, false, first, y.size(last)};
+  st.conj_out = conj_out;
+  if (groups.empty()) st.scale = scale;
+  y = run_step(op, y, st);
+  for (std::size_t g = 0; g < groups.size(); ++g) {
+    Step c{FftType::C2C, false, groups[g]};
+    if (g + 1 == groups.size()) c.scale = scale;
+    y = run_step(op, y, c);
+  }
+  return y;
+}
+
+// irfftn / hfft: C2C inverse over the other dims first, then C2R over the last dim's group.
+Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim, Norm norm,
+           bool conj_in) {
+  check_input(op, x, Input::Any);
+  const Plan p = resolve(op, x, s, dim);
+  Tensor y = to_complex(x);
+  double signal = 1;
+  std::int64_t last_n = 0;
+  for (std::size_t k = 0; k < p.dims.size(); ++k) {
+    const std::int64_t d = p.dims[k];
+    if (k + 1 == p.dims.size()) {
+      last_n = p.n[k] != -1 ? p.n[k] : 2 * (y.size(d) - 1);
+      checked_length(op, last_n, d);
+      y = resize_dim(y, d, last_n / 2 + 1);
+      signal *= static_cast<double>(last_n);
+    } else {
+      const std::int64_t n = p.n[k] == -1 ? checked_length(op, y.size(d), d) : p.n[k];
+      y = resize_dim(y, d, n);
+      signal *= static_cast<double>(n);
+    }
+  }
+  const std::int64_t last = p.dims.back();
+  std::vector<std::int64_t> rest(p.dims.begin(), p.dims.end() - 1);
+  std::sort(rest.begin(), rest.end());
+  // C2R runs over the last dim alone: the inverse C2C over the others comes first, so a
+  // spectrum that is not exactly Hermitian in every dim gives the same result on every backend
+  // (each 1-D C2R ignores only the imaginary parts of its zero-frequency and Nyquist terms).
+  const std::vector<std::int64_t> final_dims{last};
+  // hfft (conj_in) is a forward-normalised transform.
+  const double scale = norm_scale(norm, conj_in, signal);
+  // conj(x) commutes into the C2C steps as conj of their output only if applied first, so
+  // hfft (always one dim) never has C2C steps; irfftn has no conjugation.
+  for (const auto& g : groups_of(rest)) y = run_step(op, y, Step{FftType::C2C, true, g});
+  Step st{FftType::C2R, true, final_dims, last_n};
+  st.scale = scale;
+  st.conj_in = conj_in;
+  return run_step(op, y, st);
+}
+
+std::optional<Dims> one(std::optional<std::int64_t> n) {
+  if (!n) return std::nullopt;
+  return Dims{*n};
+}
+
+void check_n(Op op, std::optional<std::int64_t> n) {
+  FERRITE_CHECK(!n || *n >= 1, InvalidArgument, name_of(op), ": invalid number of data points (", n.value_or(0),
+                ") specified");
+}
+
+}  // namespace
+
+Tensor fft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
+  check_n(Op::Fft, n);
+  return c2c(Op::Fft, x, one(n), Dims{dim}, norm, true);
+}
+Tensor ifft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
+  check_n(Op::Ifft, n);
+  return c2c(Op::Ifft, x, one(n), Dims{dim}, norm, false);
+}
+Tensor rfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
+  check_n(Op::Rfft, n);
+  return r2c(Op::Rfft, x, one(n), Dims{dim}, norm, false);
+}
+Tensor irfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
+  check_n(Op::Irfft, n);
+  return c2r(Op::Irfft, x, one(n), Dims{dim}, norm, false);
+}
+Tensor hfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
+  check_n(Op::Hfft, n);
+  return c2r(Op::Hfft, x, one(n), Dims{dim}, norm, true);
+}
+Tensor ihfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
+  check_n(Op::Ihfft, n);
+  return r2c(Op::Ihfft, x, one(n), Dims{dim}, norm, true);
+}
+
+Tensor fft2(const Tensor& x, std::optional<Dims> s, Dims dim, Norm norm) {
+  return c2c(Op::Fft2, x, s, dim, norm, true);
+}
+Tensor ifft2(const Tensor& x, std::optional<Dims> s, Dims dim, Norm norm) {
+  return c2c(Op::Ifft2, x, s, dim, norm, false);
+}
+Tensor rfft2(const Tensor& x, std::optional<Dims> s, Dims dim, Norm norm) {
+  return r2c(Op::Rfft2, x, s, dim, norm, false);
+}
+Tensor irfft2(const Tensor& x, std::optional<Dims> s, Dims dim, Norm norm) {
+  return c2r(Op::Irfft2, x, s, dim, norm, false);
+}
+Tensor fftn(const Tensor& x, std::optional<Dims> s, std::optional<Dims> dim, Norm norm) {
+  return c2c(Op::Fftn, x, s, dim, norm, true);
+}
+Tensor ifftn(const Tensor& x, std::optional<Dims> s, std::optional<Dims> dim, Norm norm) {
+  return c2c(Op::Ifftn, x, s, dim, norm, false);
+}
+Tensor rfftn(const Tensor& x, std::optional<Dims> s, std::optional<Dims> dim, Norm norm) {
+  return r2c(Op::Rfftn, x, s, dim, norm, false);
+}
+Tensor irfftn(const Tensor& x, std::optional<Dims> s, std::optional<Dims> dim, Norm norm) {
+  return c2r(Op::Irfftn, x, s, dim, norm, false);
+}
+
+namespace {
+Tensor frequencies(const char* name, std::int64_t n, double d, DType dtype, Device device, bool one_sided) {
+  FERRITE_CHECK(n >= 0, InvalidArgument, name, ": n must be non-negative, got ", n);
+  FERRITE_CHECK(dtype == DType::F32 || dtype == DType::F64, Unsupported, name, ": dtype ", dtype_name(dtype),
+                " is not supported (F32 or F64)");
+  const std::int64_t count = one_sided ? n / 2 + 1 : n;
+  std::vector<double> v(static_cast<std::size_t>(n == 0 ? 0 : count));
+  const double scale = 1.0 / (d * static_cast<double>(n));
+  const std::int64_t positive = (n + 1) / 2;  // 0 .. ceil(n/2) - 1
+  for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) {
+    const std::int64_t k = one_sided || i < positive ? i : i - n;
+    v[static_cast<std::size_t>(i)] = static_cast<double>(k) * scale;
+  }
+  Tensor t = from_vector(v, {static_cast<std::int64_t>(v.size())});
+  return t.to(dtype).to(device);
+}
+
+Tensor shift(const Tensor& x, const std::optional<Dims>& dim, bool inverse) {
+  const char* name = inverse ? "ifftshift" : "fftshift";
+  frontend::check_defined(name, {&x});
+  Dims dims;
+  if (dim) {
+    for (std::int64_t d : *dim) dims.push_back(frontend::wrap_dim(name, x, d));
+  } else {
+    for (std::int64_t d = 0; d < x.dim(); ++d) dims.push_back(d);
+  }
+  Tensor y = x;
+  for (std::int64_t d : dims) {
+    const std::int64_t n = x.size(d);
+    y = roll(y, inverse ? -(n / 2) : n / 2, d);
+  }
+  return dims.empty() ? x.clone() : y;
+}
+}  // namespace
+
+Tensor fftfreq(std::int64_t n, double d, DType dtype, Device device) {
+  return frequencies("fftfreq", n, d, dtype, device, false);
+}
+Tensor rfftfreq(std::int64_t n, double d, DType dtype, Device device) {
+  return frequencies("rfftfreq", n, d, dtype, device, true);
+}
+Tensor fftshift(const Tensor& x, std::optional<Dims> dim) { return shift(x, dim, false); }
+Tensor ifftshift(const Tensor& x, std::optional<Dims> dim) { return shift(x, dim, true); }
+
+FftPlanCacheInfo plan_cache_info(Device device) { return backend(device).fft_ops().plan_cache_info(device.index); }
+void set_plan_cache_capacity(Device device, std::size_t capacity) {
+  backend(device).fft_ops().set_plan_cache_capacity(device.index, capacity);
+}
+void clear_plan_cache(Device device) { backend(device).fft_ops().clear_plan_cache(device.index); }
+
+}  // namespace ferrite::fft
