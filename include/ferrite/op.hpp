@@ -21,7 +21,7 @@ namespace ferrite {
   FERRITE_REDUCTION_OP_LIST(X)     \
   FERRITE_SHAPE_OP_LIST(X)         \
   FERRITE_MATMUL_OP_LIST(X)        \
-  FERRITE_LINALG_OP_LIST(X)
+  FERRITE_LINALG_OP_LIST(X)        \
   FERRITE_FFT_OP_LIST(X)
 
 enum class OpFamily : std::uint8_t {
