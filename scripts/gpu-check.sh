@@ -32,7 +32,13 @@ note "build: $(( $(date +%s) - start )) s with $(nproc) cores"
 
 # ---- tests ----
 # ctest runs every program once; -V keeps their own output, from which the counts come.
+# The conformance program writes the test it is in to FERRITE_TEST_TRACE: after a crash, the
+# file names the test that crashed.
+export FERRITE_TEST_TRACE="$OUT/last-test.txt"
 ctest --test-dir "$BUILD" -V --output-on-failure --no-tests=error >"$OUT/ctest.log" 2>&1 || status=1
+if grep -qE "SEGFAULT|Segmentation fault|Child aborted|Exception: " "$OUT/ctest.log"; then
+  note "a test program crashed; the last conformance test started: $(cat "$FERRITE_TEST_TRACE" 2>/dev/null)"
+fi
 grep -E "tests passed|tests failed|\(Skipped\)|\(Failed\)|Not Run" "$OUT/ctest.log" | tee -a "$summary"
 grep -E "^[0-9]+: (conformance on|\[==========\] [0-9]+ tests? from .* ran|\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ tests?)" \
   "$OUT/ctest.log" | tee -a "$summary"

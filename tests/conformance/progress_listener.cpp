@@ -2,16 +2,28 @@
 // the sanitizers, scripts/cpu-sanitize.sh), and with --gtest_brief=1 GoogleTest prints nothing
 // until the end. This listener prints "progress: 64/635 tests, 0 failed, 41 s" after each
 // tenth of the run. It registers itself at start-up, so the test program's main needs no change.
+// With FERRITE_TEST_TRACE=<file>, the name of each test is written to that file as the test
+// starts (the file is rewritten each time), so a run that dies (a segmentation fault, a killed
+// sanitizer run) leaves the name of the test it died in; scripts/gpu-check.sh prints it.
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 
 namespace ferrite::conformance {
 namespace {
 
 class ProgressListener : public ::testing::EmptyTestEventListener {
  public:
+  void OnTestStart(const ::testing::TestInfo& info) override {
+    static const char* trace = std::getenv("FERRITE_TEST_TRACE");
+    if (trace == nullptr || *trace == 0) return;
+    if (std::FILE* f = std::fopen(trace, "w")) {
+      std::fprintf(f, "%s.%s\n", info.test_suite_name(), info.name());
+      std::fclose(f);
+    }
+  }
   void OnTestIterationStart(const ::testing::UnitTest& unit, int) override {
     total_ = unit.test_to_run_count();
     done_ = failed_ = 0;
