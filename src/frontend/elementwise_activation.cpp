@@ -21,11 +21,11 @@ Tensor unary_op(Op op, const Tensor& x, const UnaryParams& params, DType out_dty
   if (const auto order = memory_order(x)) {
     const Tensor dense_x = x.permute(*order);
     const Tensor out = allocate(dense_x.shape(), out_dtype, x.device());
-    backend(x.device()).unary(op, aligned_buffer(dense_x), out.buffer(), params);
+    backend(x.device()).unary(op, dense_x.buffer(), out.buffer(), params);
     return out.permute(inverse_permutation(*order));
   }
   Tensor out = allocate(x.shape(), out_dtype, x.device());
-  if (out.numel() > 0) backend(x.device()).unary(op, aligned_buffer(x), out.buffer(), params);
+  if (out.numel() > 0) backend(x.device()).unary(op, x.buffer(), out.buffer(), params);
   return out;
 }
 
@@ -41,7 +41,7 @@ Tensor backward_op(Op op, const Tensor& grad, const Tensor& x, const UnaryParams
   frontend::check_supported(op, x.dtype(), x.device());
   Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
   if (out.numel() > 0)
-    backend(x.device()).unary_backward(op, frontend::aligned_buffer(grad), frontend::aligned_buffer(x), out.buffer(),
+    backend(x.device()).unary_backward(op, grad.buffer(), x.buffer(), out.buffer(),
                                        params);
   return out;
 }

@@ -72,12 +72,12 @@ void check_stat(const char* name, const char* what, const Tensor& s, const Tenso
                 rc.rows, " elements, one per row (input ", x.description(), ")");
 }
 
-// The norms' inputs, 16-byte aligned (frontend::aligned_buffer: a view off the grid, such as
-// a weight one element into its storage, is copied). The CUDA norm kernels take vector loads
-// only when every row and parameter is aligned, and otherwise a scalar layout whose sums run
-// in another order: without the copy, a view of the same values gave other bits.
-Buffer aligned(const Tensor& t) { return frontend::aligned_buffer(t); }
-Buffer aligned_or_none(const Tensor& t) { return t.defined() ? frontend::aligned_buffer(t) : Buffer(); }
+// The norms' inputs come through Tensor::buffer(), which is 16-byte aligned (a view off the
+// grid, such as a weight one element into its storage, is copied): the CUDA norm kernels take
+// vector loads only when every row and parameter is aligned, and otherwise a scalar layout
+// whose sums run in another order.
+Buffer aligned(const Tensor& t) { return t.buffer(); }
+Buffer aligned_or_none(const Tensor& t) { return t.defined() ? t.buffer() : Buffer(); }
 
 }  // namespace
 

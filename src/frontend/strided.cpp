@@ -107,8 +107,6 @@ Buffer strided_buffer(const Tensor& t) {
   return Buffer(t.storage(), t.dtype(), span, t.storage_offset());
 }
 
-Buffer aligned_buffer(const Tensor& t) { return t.buffer(); }  // buffer() aligns (tensor.hpp)
-
 std::optional<std::vector<std::int64_t>> memory_order(const Tensor& t) {
   if (t.is_contiguous() || t.numel() == 0) return std::nullopt;
   std::vector<std::int64_t> order(t.shape().size());
@@ -137,7 +135,7 @@ std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& o
 
 void cast_elements(const Tensor& x, const Tensor& out) {
   if (x.numel() == 0) return;
-  backend(x.device()).cast(aligned_buffer(x), out.buffer());
+  backend(x.device()).cast(x.buffer(), out.buffer());  // buffer() is aligned (tensor.hpp)
 }
 
 std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, const Shape& target) {

@@ -46,13 +46,6 @@ Tensor elementwise_operand(const Tensor& t);
 /// element its strides reach (t.buffer() for a contiguous tensor).
 Buffer strided_buffer(const Tensor& t);
 
-/// A dense Buffer of t's elements whose first element is 16-byte aligned: the GPU engine's
-/// contiguous-only kernels (unary ops, activations and their backward passes, casts, fill)
-/// move 16-byte vectors and refuse other addresses. A contiguous view at an offset off that
-/// grid (x.select(0, 1) of a [2, 3] F32 tensor) is copied into a fresh allocation, as a
-/// strided one is.
-Buffer aligned_buffer(const Tensor& t);
-
 /// When t's elements fill a dense block of memory in some order of its dims (a transpose or
 /// permutation of a contiguous tensor, possibly at an offset): the dims in memory order,
 /// outermost first, so that t.permute(order) is contiguous. Nothing for other tensors (gaps
