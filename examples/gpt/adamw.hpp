@@ -1,5 +1,5 @@
-// AdamW (Loshchilov & Hutter), the update of one parameter tensor. A fused optimizer op
-// (ferrite::optim) replaces the body of adamw_update and nothing else changes.
+// AdamW (Loshchilov & Hutter), the update of one parameter tensor, through ferrite's fused
+// optimizer (ferrite::optim::adamw).
 #pragma once
 
 #include <cstdint>
@@ -16,7 +16,7 @@ struct AdamWHyper {
 
 /// One step for `param` (written in place) with its gradient and moment buffers (m, v,
 /// same shape and dtype, updated in place). `step` counts from 1 (bias correction).
-/// The arithmetic follows torch.optim.AdamW's single-tensor path, in the same order.
+/// The arithmetic is torch.optim.AdamW's update rule (docs/families/training.md).
 void adamw_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v, std::int64_t step,
                   const AdamWHyper& hyper);
 
