@@ -57,6 +57,12 @@ void visit_values(DType values, F&& f) {
   });
 }
 
+// Both dispatches at once: f(index tag, values tag).
+template <class F>
+void visit_index_and_values(DType index, DType values, F&& f) {
+  visit_index(index, [&](auto itag) { visit_values(values, [&](auto vtag) { f(itag, vtag); }); });
+}
+
 template <class T>
 bool is_nonzero(T v) {
   if constexpr (detail::is_complex_v<T>) {
@@ -110,20 +116,18 @@ class CpuSparseOps final : public SparseOps {
   void compressed_to_dense(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, const Buffer& dense_b,
                            std::int64_t major, std::int64_t minor, bool transposed) override {
     std::memset(dense_b.data(), 0, dense_b.nbytes());
-    visit_index(ptr_b.dtype(), [&](auto itag) {
+    visit_index_and_values(ptr_b.dtype(), values_b.dtype(), [&](auto itag, auto vtag) {
       using I = typename decltype(itag)::type;
-      visit_values(values_b.dtype(), [&](auto vtag) {
-        using T = typename decltype(vtag)::type;
-        const I* ptr = ptr_b.data_as<const I>();
-        const I* idx = idx_b.data_as<const I>();
-        const T* values = values_b.data_as<const T>();
-        T* dense = dense_b.data_as<T>();
-        for (std::int64_t i = 0; i < major; ++i)
-          for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
-            const std::int64_t j = idx[p];
-            dense[transposed ? j * major + i : i * minor + j] = values[p];
-          }
-      });
+      using T = typename decltype(vtag)::type;
+      const I* ptr = ptr_b.data_as<const I>();
+      const I* idx = idx_b.data_as<const I>();
+      const T* values = values_b.data_as<const T>();
+      T* dense = dense_b.data_as<T>();
+      for (std::int64_t i = 0; i < major; ++i)
+        for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+          const std::int64_t j = idx[p];
+          dense[transposed ? j * major + i : i * minor + j] = values[p];
+        }
     });
   }
 
@@ -153,45 +157,43 @@ class CpuSparseOps final : public SparseOps {
   CooResult coalesce(const Buffer& rows_b, const Buffer& cols_b, const Buffer& values_b, std::int64_t nnz,
                      std::int64_t, std::int64_t, const SparseAllocate& allocate) override {
     CooResult result;
-    visit_index(rows_b.dtype(), [&](auto itag) {
+    visit_index_and_values(rows_b.dtype(), values_b.dtype(), [&](auto itag, auto vtag) {
       using I = typename decltype(itag)::type;
-      visit_values(values_b.dtype(), [&](auto vtag) {
-        using T = typename decltype(vtag)::type;
-        const I* rows = rows_b.data_as<const I>();
-        const I* cols = cols_b.data_as<const I>();
-        const T* values = values_b.data_as<const T>();
-        std::vector<std::int64_t> order = detail::host_scratch<std::int64_t>(nnz, "sparse::coalesce");
-        std::iota(order.begin(), order.end(), 0);
-        // Stable: duplicates keep their input order, so their sum is deterministic.
-        std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-          return rows[a] != rows[b] ? rows[a] < rows[b] : cols[a] < cols[b];
-        });
-        std::int64_t unique = 0;
-        for (std::int64_t k = 0; k < nnz; ++k)
-          if (k == 0 || rows[order[k]] != rows[order[k - 1]] || cols[order[k]] != cols[order[k - 1]]) ++unique;
-        result.rows = allocate(unique, true);
-        result.cols = allocate(unique, true);
-        result.values = allocate(unique, false);
-        result.nnz = unique;
-        I* out_rows = result.rows.template data_as<I>();
-        I* out_cols = result.cols.template data_as<I>();
-        T* out_values = result.values.template data_as<T>();
-        std::int64_t at = -1;
-        typename Acc<T>::type sum{};
-        for (std::int64_t k = 0; k < nnz; ++k) {
-          const std::int64_t e = order[k];
-          if (k == 0 || rows[e] != rows[order[k - 1]] || cols[e] != cols[order[k - 1]]) {
-            if (at >= 0) out_values[at] = Acc<T>::store(sum);
-            ++at;
-            out_rows[at] = rows[e];
-            out_cols[at] = cols[e];
-            sum = Acc<T>::load(values[e]);
-          } else {
-            sum += Acc<T>::load(values[e]);
-          }
-        }
-        if (at >= 0) out_values[at] = Acc<T>::store(sum);
+      using T = typename decltype(vtag)::type;
+      const I* rows = rows_b.data_as<const I>();
+      const I* cols = cols_b.data_as<const I>();
+      const T* values = values_b.data_as<const T>();
+      std::vector<std::int64_t> order = detail::host_scratch<std::int64_t>(nnz, "sparse::coalesce");
+      std::iota(order.begin(), order.end(), 0);
+      // Stable: duplicates keep their input order, so their sum is deterministic.
+      std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+        return rows[a] != rows[b] ? rows[a] < rows[b] : cols[a] < cols[b];
       });
+      std::int64_t unique = 0;
+      for (std::int64_t k = 0; k < nnz; ++k)
+        if (k == 0 || rows[order[k]] != rows[order[k - 1]] || cols[order[k]] != cols[order[k - 1]]) ++unique;
+      result.rows = allocate(unique, true);
+      result.cols = allocate(unique, true);
+      result.values = allocate(unique, false);
+      result.nnz = unique;
+      I* out_rows = result.rows.template data_as<I>();
+      I* out_cols = result.cols.template data_as<I>();
+      T* out_values = result.values.template data_as<T>();
+      std::int64_t at = -1;
+      typename Acc<T>::type sum{};
+      for (std::int64_t k = 0; k < nnz; ++k) {
+        const std::int64_t e = order[k];
+        if (k == 0 || rows[e] != rows[order[k - 1]] || cols[e] != cols[order[k - 1]]) {
+          if (at >= 0) out_values[at] = Acc<T>::store(sum);
+          ++at;
+          out_rows[at] = rows[e];
+          out_cols[at] = cols[e];
+          sum = Acc<T>::load(values[e]);
+        } else {
+          sum += Acc<T>::load(values[e]);
+        }
+      }
+      if (at >= 0) out_values[at] = Acc<T>::store(sum);
     });
     return result;
   }
@@ -199,60 +201,56 @@ class CpuSparseOps final : public SparseOps {
   void transpose_compressed(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, std::int64_t major,
                             std::int64_t minor, std::int64_t nnz, const Buffer& out_ptr_b, const Buffer& out_idx_b,
                             const Buffer& out_values_b) override {
-    visit_index(ptr_b.dtype(), [&](auto itag) {
+    visit_index_and_values(ptr_b.dtype(), values_b.dtype(), [&](auto itag, auto vtag) {
       using I = typename decltype(itag)::type;
-      visit_values(values_b.dtype(), [&](auto vtag) {
-        using T = typename decltype(vtag)::type;
-        const I* ptr = ptr_b.data_as<const I>();
-        const I* idx = idx_b.data_as<const I>();
-        const T* values = values_b.data_as<const T>();
-        I* out_ptr = out_ptr_b.data_as<I>();
-        I* out_idx = out_idx_b.data_as<I>();
-        T* out_values = out_values_b.data_as<T>();
-        // Counting sort by minor index: majors are visited in order, so each output slice
-        // comes out sorted.
-        std::vector<std::int64_t> next = detail::host_scratch<std::int64_t>(minor + 1, "sparse::transpose", 0);
-        for (std::int64_t p = 0; p < nnz; ++p) ++next[static_cast<std::size_t>(idx[p]) + 1];
-        for (std::int64_t j = 0; j < minor; ++j) next[j + 1] += next[j];
-        for (std::int64_t j = 0; j <= minor; ++j) out_ptr[j] = static_cast<I>(next[j]);
-        for (std::int64_t i = 0; i < major; ++i)
-          for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
-            const std::int64_t q = next[static_cast<std::size_t>(idx[p])]++;
-            out_idx[q] = static_cast<I>(i);
-            out_values[q] = values[p];
-          }
-      });
+      using T = typename decltype(vtag)::type;
+      const I* ptr = ptr_b.data_as<const I>();
+      const I* idx = idx_b.data_as<const I>();
+      const T* values = values_b.data_as<const T>();
+      I* out_ptr = out_ptr_b.data_as<I>();
+      I* out_idx = out_idx_b.data_as<I>();
+      T* out_values = out_values_b.data_as<T>();
+      // Counting sort by minor index: majors are visited in order, so each output slice
+      // comes out sorted.
+      std::vector<std::int64_t> next = detail::host_scratch<std::int64_t>(minor + 1, "sparse::transpose", 0);
+      for (std::int64_t p = 0; p < nnz; ++p) ++next[static_cast<std::size_t>(idx[p]) + 1];
+      for (std::int64_t j = 0; j < minor; ++j) next[j + 1] += next[j];
+      for (std::int64_t j = 0; j <= minor; ++j) out_ptr[j] = static_cast<I>(next[j]);
+      for (std::int64_t i = 0; i < major; ++i)
+        for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+          const std::int64_t q = next[static_cast<std::size_t>(idx[p])]++;
+          out_idx[q] = static_cast<I>(i);
+          out_values[q] = values[p];
+        }
     });
   }
 
   CompressedResult dense_to_compressed(const Buffer& dense_b, const Buffer& ptr_b, std::int64_t rows, std::int64_t cols,
                                        const SparseAllocate& allocate) override {
     CompressedResult result;
-    visit_index(ptr_b.dtype(), [&](auto itag) {
+    visit_index_and_values(ptr_b.dtype(), dense_b.dtype(), [&](auto itag, auto vtag) {
       using I = typename decltype(itag)::type;
-      visit_values(dense_b.dtype(), [&](auto vtag) {
-        using T = typename decltype(vtag)::type;
-        const T* dense = dense_b.data_as<const T>();
-        I* ptr = ptr_b.data_as<I>();
-        std::int64_t count = 0;
-        ptr[0] = 0;
-        for (std::int64_t i = 0; i < rows; ++i) {
-          for (std::int64_t j = 0; j < cols; ++j) count += is_nonzero(dense[i * cols + j]);
-          ptr[i + 1] = static_cast<I>(count);
-        }
-        result.nnz = count;
-        result.idx = allocate(count, true);
-        result.values = allocate(count, false);
-        I* idx = result.idx.template data_as<I>();
-        T* values = result.values.template data_as<T>();
-        std::int64_t at = 0;
-        for (std::int64_t i = 0; i < rows; ++i)
-          for (std::int64_t j = 0; j < cols; ++j)
-            if (is_nonzero(dense[i * cols + j])) {
-              idx[at] = static_cast<I>(j);
-              values[at++] = dense[i * cols + j];
-            }
-      });
+      using T = typename decltype(vtag)::type;
+      const T* dense = dense_b.data_as<const T>();
+      I* ptr = ptr_b.data_as<I>();
+      std::int64_t count = 0;
+      ptr[0] = 0;
+      for (std::int64_t i = 0; i < rows; ++i) {
+        for (std::int64_t j = 0; j < cols; ++j) count += is_nonzero(dense[i * cols + j]);
+        ptr[i + 1] = static_cast<I>(count);
+      }
+      result.nnz = count;
+      result.idx = allocate(count, true);
+      result.values = allocate(count, false);
+      I* idx = result.idx.template data_as<I>();
+      T* values = result.values.template data_as<T>();
+      std::int64_t at = 0;
+      for (std::int64_t i = 0; i < rows; ++i)
+        for (std::int64_t j = 0; j < cols; ++j)
+          if (is_nonzero(dense[i * cols + j])) {
+            idx[at] = static_cast<I>(j);
+            values[at++] = dense[i * cols + j];
+          }
     });
     return result;
   }
@@ -264,40 +262,38 @@ class CpuSparseOps final : public SparseOps {
 
   void spmm(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, const Buffer& b_b, const Buffer& c_b,
             std::int64_t m, std::int64_t, std::int64_t n, std::int64_t) override {
-    visit_index(ptr_b.dtype(), [&](auto itag) {
+    visit_index_and_values(ptr_b.dtype(), values_b.dtype(), [&](auto itag, auto vtag) {
       using I = typename decltype(itag)::type;
-      visit_values(values_b.dtype(), [&](auto vtag) {
-        using T = typename decltype(vtag)::type;
-        using A = Acc<T>;
-        const I* ptr = ptr_b.data_as<const I>();
-        const I* idx = idx_b.data_as<const I>();
-        const T* values = values_b.data_as<const T>();
-        const T* b = b_b.data_as<const T>();
-        T* c = c_b.data_as<T>();
-        // One accumulator row per thread, allocated here (an allocation failure inside the
-        // parallel loop could not become an Error).
-        int threads = 1;
+      using T = typename decltype(vtag)::type;
+      using A = Acc<T>;
+      const I* ptr = ptr_b.data_as<const I>();
+      const I* idx = idx_b.data_as<const I>();
+      const T* values = values_b.data_as<const T>();
+      const T* b = b_b.data_as<const T>();
+      T* c = c_b.data_as<T>();
+      // One accumulator row per thread, allocated here (an allocation failure inside the
+      // parallel loop could not become an Error).
+      int threads = 1;
 #ifdef _OPENMP
-        threads = omp_get_max_threads();
+      threads = omp_get_max_threads();
 #endif
-        std::vector<typename A::type> scratch =
-            detail::host_scratch<typename A::type>(n * threads, "sparse::spmm");
+      std::vector<typename A::type> scratch =
+          detail::host_scratch<typename A::type>(n * threads, "sparse::spmm");
 #pragma omp parallel for schedule(dynamic, 16)
-        for (std::int64_t i = 0; i < m; ++i) {
-          int thread = 0;
+      for (std::int64_t i = 0; i < m; ++i) {
+        int thread = 0;
 #ifdef _OPENMP
-          thread = omp_get_thread_num();
+        thread = omp_get_thread_num();
 #endif
-          typename A::type* row = scratch.data() + static_cast<std::size_t>(thread) * static_cast<std::size_t>(n);
-          std::fill(row, row + n, typename A::type{});
-          for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
-            const typename A::type a = A::load(values[p]);
-            const T* brow = b + static_cast<std::int64_t>(idx[p]) * n;
-            for (std::int64_t j = 0; j < n; ++j) row[j] += a * A::load(brow[j]);
-          }
-          for (std::int64_t j = 0; j < n; ++j) c[i * n + j] = A::store(row[j]);
+        typename A::type* row = scratch.data() + static_cast<std::size_t>(thread) * static_cast<std::size_t>(n);
+        std::fill(row, row + n, typename A::type{});
+        for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+          const typename A::type a = A::load(values[p]);
+          const T* brow = b + static_cast<std::int64_t>(idx[p]) * n;
+          for (std::int64_t j = 0; j < n; ++j) row[j] += a * A::load(brow[j]);
         }
-      });
+        for (std::int64_t j = 0; j < n; ++j) c[i * n + j] = A::store(row[j]);
+      }
     });
   }
 };

@@ -245,26 +245,16 @@ class CudaSparseOps final : public SparseOps {
       FERRITE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, y.nbytes(), s.stream));
       return;
     }
-    cusparseHandle_t h = handle_for(s.device);
-    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
-    const cudaDataType vt = value_type(values.dtype()), ct = compute_type(values.dtype());
-    const cusparseIndexType_t it = index_type(ptr.dtype());
-    cusparseSpMatDescr_t a = nullptr;
-    cusparseDnVecDescr_t vx = nullptr, vy = nullptr;
-    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&a, m, k, nnz, ptr.data(), idx.data(), values.data(), it, it,
-                                             CUSPARSE_INDEX_BASE_ZERO, vt));
-    FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vx, k, x.data(), vt));
-    FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vy, m, y.data(), vt));
-    const Scalars sc;
+    const Product p(s, ptr, idx, values, m, k, nnz);
+    Descriptor<cusparseDnVecDescr_t, cusparseConstDnVecDescr_t> vx(cusparseDestroyDnVec), vy(cusparseDestroyDnVec);
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vx.d, k, x.data(), p.vt));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vy.d, m, y.data(), p.vt));
     std::size_t bytes = 0;
-    FERRITE_CUSPARSE_CHECK(cusparseSpMV_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, sc.one(ct), a, vx, sc.zero(ct),
-                                                   vy, ct, CUSPARSE_SPMV_CSR_ALG2, &bytes));
+    FERRITE_CUSPARSE_CHECK(cusparseSpMV_bufferSize(p.h, CUSPARSE_OPERATION_NON_TRANSPOSE, p.sc.one(p.ct), p.a.d, vx.d,
+                                                   p.sc.zero(p.ct), vy.d, p.ct, CUSPARSE_SPMV_CSR_ALG2, &bytes));
     Scratch work(s.device, bytes, s.stream);
-    FERRITE_CUSPARSE_CHECK(cusparseSpMV(h, CUSPARSE_OPERATION_NON_TRANSPOSE, sc.one(ct), a, vx, sc.zero(ct), vy, ct,
-                                        CUSPARSE_SPMV_CSR_ALG2, work.as<void>()));
-    cusparseDestroySpMat(a);
-    cusparseDestroyDnVec(vx);
-    cusparseDestroyDnVec(vy);
+    FERRITE_CUSPARSE_CHECK(cusparseSpMV(p.h, CUSPARSE_OPERATION_NON_TRANSPOSE, p.sc.one(p.ct), p.a.d, vx.d,
+                                        p.sc.zero(p.ct), vy.d, p.ct, CUSPARSE_SPMV_CSR_ALG2, work.as<void>()));
   }
 
   void spmm(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& b, const Buffer& c,
@@ -274,29 +264,50 @@ class CudaSparseOps final : public SparseOps {
       FERRITE_CUDA_CHECK(cudaMemsetAsync(c.data(), 0, c.nbytes(), s.stream));
       return;
     }
-    cusparseHandle_t h = handle_for(s.device);
-    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
-    const cudaDataType vt = value_type(values.dtype()), ct = compute_type(values.dtype());
-    const cusparseIndexType_t it = index_type(ptr.dtype());
-    cusparseSpMatDescr_t a = nullptr;
-    cusparseDnMatDescr_t mb = nullptr, mc = nullptr;
-    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&a, m, k, nnz, ptr.data(), idx.data(), values.data(), it, it,
-                                             CUSPARSE_INDEX_BASE_ZERO, vt));
-    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mb, k, n, n, b.data(), vt, CUSPARSE_ORDER_ROW));
-    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mc, m, n, n, c.data(), vt, CUSPARSE_ORDER_ROW));
-    const Scalars sc;
+    const Product p(s, ptr, idx, values, m, k, nnz);
+    Descriptor<cusparseDnMatDescr_t, cusparseConstDnMatDescr_t> mb(cusparseDestroyDnMat), mc(cusparseDestroyDnMat);
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mb.d, k, n, n, b.data(), p.vt, CUSPARSE_ORDER_ROW));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mc.d, m, n, n, c.data(), p.vt, CUSPARSE_ORDER_ROW));
     std::size_t bytes = 0;
-    FERRITE_CUSPARSE_CHECK(cusparseSpMM_bufferSize(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                                   sc.one(ct), a, mb, sc.zero(ct), mc, ct, CUSPARSE_SPMM_ALG_DEFAULT,
-                                                   &bytes));
+    FERRITE_CUSPARSE_CHECK(cusparseSpMM_bufferSize(p.h, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                                   CUSPARSE_OPERATION_NON_TRANSPOSE, p.sc.one(p.ct), p.a.d, mb.d,
+                                                   p.sc.zero(p.ct), mc.d, p.ct, CUSPARSE_SPMM_ALG_DEFAULT, &bytes));
     Scratch work(s.device, bytes, s.stream);
-    FERRITE_CUSPARSE_CHECK(cusparseSpMM(h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
-                                        sc.one(ct), a, mb, sc.zero(ct), mc, ct, CUSPARSE_SPMM_ALG_DEFAULT,
-                                        work.as<void>()));
-    cusparseDestroySpMat(a);
-    cusparseDestroyDnMat(mb);
-    cusparseDestroyDnMat(mc);
+    FERRITE_CUSPARSE_CHECK(cusparseSpMM(p.h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
+                                        p.sc.one(p.ct), p.a.d, mb.d, p.sc.zero(p.ct), mc.d, p.ct,
+                                        CUSPARSE_SPMM_ALG_DEFAULT, work.as<void>()));
   }
+
+ private:
+  // A cuSPARSE descriptor destroyed on scope exit (also when a later call throws).
+  // D is the descriptor type, C its const form (what cuSPARSE's destroy functions take).
+  template <class D, class C>
+  struct Descriptor {
+    D d = nullptr;
+    cusparseStatus_t (*destroy)(C);
+    explicit Descriptor(cusparseStatus_t (*destroy_fn)(C)) : destroy(destroy_fn) {}
+    ~Descriptor() {
+      if (d) destroy(d);
+    }
+    Descriptor(const Descriptor&) = delete;
+    Descriptor& operator=(const Descriptor&) = delete;
+  };
+
+  // What SpMV and SpMM share: the handle bound to the stream, the dtypes and the CSR operand.
+  struct Product {
+    cusparseHandle_t h;
+    cudaDataType vt, ct;
+    Scalars sc;
+    Descriptor<cusparseSpMatDescr_t, cusparseConstSpMatDescr_t> a{cusparseDestroySpMat};
+    Product(const StreamContext& s, const Buffer& ptr, const Buffer& idx, const Buffer& values, std::int64_t m,
+            std::int64_t k, std::int64_t nnz)
+        : h(handle_for(s.device)), vt(value_type(values.dtype())), ct(compute_type(values.dtype())) {
+      FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
+      const cusparseIndexType_t it = index_type(ptr.dtype());
+      FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&a.d, m, k, nnz, ptr.data(), idx.data(), values.data(), it, it,
+                                               CUSPARSE_INDEX_BASE_ZERO, vt));
+    }
+  };
 };
 
 }  // namespace
