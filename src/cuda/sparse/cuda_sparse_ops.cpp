@@ -61,12 +61,14 @@ cudaDataType compute_type(DType d) { return d == DType::F16 || d == DType::BF16 
 
 cusparseIndexType_t index_type(DType d) { return d == DType::I32 ? CUSPARSE_INDEX_32I : CUSPARSE_INDEX_64I; }
 
-// alpha = 1, beta = 0 in the compute type.
+// alpha = 1, beta = 0 in the compute type. Aligned as cuDoubleComplex (16 bytes): cuSPARSE
+// reads a CUDA_C_64F scalar on the host with aligned 16-byte loads, and an 8-aligned one
+// crashed the process (a segmentation fault inside cusparseSpMV/SpMM for C128).
 struct Scalars {
-  double real[2] = {1, 0};
-  float single[2] = {1, 0};
-  double zero_real[2] = {0, 0};
-  float zero_single[2] = {0, 0};
+  alignas(16) double real[2] = {1, 0};
+  alignas(16) double zero_real[2] = {0, 0};
+  alignas(8) float single[2] = {1, 0};
+  alignas(8) float zero_single[2] = {0, 0};
   const void* one(cudaDataType t) const {
     return t == CUDA_R_64F || t == CUDA_C_64F ? static_cast<const void*>(real) : static_cast<const void*>(single);
   }
@@ -74,6 +76,7 @@ struct Scalars {
     return t == CUDA_R_64F || t == CUDA_C_64F ? static_cast<const void*>(zero_real) : static_cast<const void*>(zero_single);
   }
 };
+static_assert(alignof(Scalars) >= 16, "CUDA_C_64F scalars must be 16-byte aligned");
 
 struct StreamContext {
   int device;
@@ -246,10 +249,6 @@ class CudaSparseOps final : public SparseOps {
       return;
     }
     const Product p(s, ptr, idx, values, m, k, nnz);
-    // cuSPARSE 13.0's SpMV dies on the host (a segmentation fault inside its complex-double
-    // path) for CUDA_C_64F; the conformance run on the H200 found it. SpMM with one column is
-    // the same product and holds for C128, so C128 vectors go through it.
-    if (p.vt == CUDA_C_64F) return dense_product(s, p, x, y, m, k, 1);
     Descriptor<cusparseDnVecDescr_t, cusparseConstDnVecDescr_t> vx(cusparseDestroyDnVec), vy(cusparseDestroyDnVec);
     FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vx.d, k, x.data(), p.vt));
     FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vy.d, m, y.data(), p.vt));
