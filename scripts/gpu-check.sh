@@ -38,6 +38,13 @@ export FERRITE_TEST_TRACE="$OUT/last-test.txt"
 ctest --test-dir "$BUILD" -V --output-on-failure --no-tests=error >"$OUT/ctest.log" 2>&1 || status=1
 if grep -qE "SEGFAULT|Segmentation fault|Child aborted|Exception: " "$OUT/ctest.log"; then
   note "a test program crashed; the last conformance test started: $(cat "$FERRITE_TEST_TRACE" 2>/dev/null)"
+  # The conformance program prints its call stack when it dies of a signal; name the frames.
+  grep -A 24 "fatal signal in the conformance program" "$OUT/ctest.log" | sed 's/^[0-9]*: //' |
+    grep -oE '^[^ (]+\(\+0x[0-9a-f]+\)|^[^ (]+\([A-Za-z_][^)]*\)' | head -12 | while IFS= read -r frame; do
+      module=${frame%%(*}; offset=${frame#*(+}; offset=${offset%)}
+      case $frame in *"(+0x"*) note "  $frame: $(addr2line -f -C -e "$module" "$offset" 2>/dev/null | head -1)";;
+                     *) note "  $frame";; esac
+    done
 fi
 grep -E "tests passed|tests failed|\(Skipped\)|\(Failed\)|Not Run" "$OUT/ctest.log" | tee -a "$summary"
 grep -E "^[0-9]+: (conformance on|\[==========\] [0-9]+ tests? from .* ran|\[  (PASSED|FAILED|SKIPPED)  \] [0-9]+ tests?)" \
