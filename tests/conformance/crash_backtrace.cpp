@@ -1,10 +1,10 @@
 // A conformance run that dies of a signal (a host segmentation fault inside a library call,
 // an abort) prints the raw call stack before it goes, so the frame it died in is known from
 // one run on the GPU machine, where there is no debugger. Frames print as "module(+offset)";
-// `addr2line -f -C -e <module> <offset>` names the function. Registered at start-up, like the
-// progress listener; the previous handler runs afterwards (so the exit status stays a crash).
+// `addr2line -f -C -e <module> <offset>` names the function (scripts/gpu-check.sh does). Installed
+// at start-up, like the progress listener; the handler then restores the default action and
+// re-raises, so the process still dies of the signal and ctest still reports the crash.
 #include <csignal>
-#include <cstring>
 #include <initializer_list>
 
 #include <execinfo.h>

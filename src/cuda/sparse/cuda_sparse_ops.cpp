@@ -268,14 +268,6 @@ class CudaSparseOps final : public SparseOps {
       return;
     }
     const Product p(s, ptr, idx, values, m, k, nnz);
-    dense_product(s, p, b, c, m, k, n);
-  }
-
- private:
-  struct Product;
-  // C = A B for the CSR operand of `p` and row-major dense B [k, n], C [m, n].
-  static void dense_product(const StreamContext& s, const Product& p, const Buffer& b, const Buffer& c, std::int64_t m,
-                            std::int64_t k, std::int64_t n) {
     Descriptor<cusparseDnMatDescr_t, cusparseConstDnMatDescr_t> mb(cusparseDestroyDnMat), mc(cusparseDestroyDnMat);
     FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mb.d, k, n, n, b.data(), p.vt, CUSPARSE_ORDER_ROW));
     FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mc.d, m, n, n, c.data(), p.vt, CUSPARSE_ORDER_ROW));
@@ -289,6 +281,7 @@ class CudaSparseOps final : public SparseOps {
                                         CUSPARSE_SPMM_ALG_DEFAULT, work.as<void>()));
   }
 
+ private:
   // A cuSPARSE descriptor destroyed on scope exit (also when a later call throws).
   // D is the descriptor type, C its const form (what cuSPARSE's destroy functions take).
   template <class D, class C>
