@@ -30,12 +30,35 @@ fi
 note "build: $(( $(date +%s) - start )) s with $(nproc) cores"
 "$BUILD/ferrite" info 2>&1 | tee -a "$summary"
 
+gtest_filter=${TEST_FILTER:+--gtest_filter=$TEST_FILTER}
+start=$(date +%s)
+
+# ---- compute-sanitizer, started first: it is the longest step and runs beside the tests ----
+if command -v compute-sanitizer >/dev/null; then
+  # The out-of-memory test fails an allocation on purpose, which memcheck reports as an API
+  # error; every other CUDA test runs under it. The runs go side by side (they share the
+  # GPU without trouble, and with the test programs that ctest runs meanwhile).
+  memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}"
+                 "ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*")
+  [ -n "${TEST_FILTER:-}" ] && memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}")
+  pids=()
+  for run in "${memcheck_runs[@]}"; do
+    FERRITE_TEST_TRACE="$OUT/last-test-memcheck.txt" timeout "${MEMCHECK_TIMEOUT_S:-420}" compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/$run \
+      >"$OUT/sanitizer-${run%% *}.log" 2>&1 &
+    pids+=($!)
+  done
+else
+  note "compute-sanitizer not found"; status=1
+fi
+
 # ---- tests ----
-# ctest runs every program once; -V keeps their own output, from which the counts come.
+# ctest runs every program once, four at a time; -V keeps their own output (each line
+# prefixed with its test's number), from which the counts come.
 # The conformance program writes the test it is in to FERRITE_TEST_TRACE: after a crash, the
 # file names the test that crashed.
 export FERRITE_TEST_TRACE="$OUT/last-test.txt"
-ctest --test-dir "$BUILD" -V --output-on-failure --no-tests=error >"$OUT/ctest.log" 2>&1 || status=1
+ctest --test-dir "$BUILD" -j4 -V --output-on-failure --no-tests=error >"$OUT/ctest.log" 2>&1 || status=1
+note "ctest: $(( $(date +%s) - start )) s"
 if grep -qE "SEGFAULT|Segmentation fault|Child aborted|Exception: " "$OUT/ctest.log"; then
   note "a test program crashed; the last conformance test started: $(cat "$FERRITE_TEST_TRACE" 2>/dev/null)"
   # The conformance program prints its call stack when it dies of a signal; name the frames.
@@ -64,26 +87,13 @@ if [ -n "$skipped" ]; then
   note "ERROR: test cases skipped themselves on a GPU machine:"
   echo "$skipped" | tee -a "$summary"; status=1
 fi
-gtest_filter=${TEST_FILTER:+--gtest_filter=$TEST_FILTER}
 if [ -n "${TEST_FILTER:-}" ]; then
   "$BUILD/tests/ferrite_conformance" --backend=cuda $gtest_filter --gtest_brief=1 2>&1 |
     grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/filtered conformance: /" | tee -a "$summary"
 fi
 
-# ---- compute-sanitizer ----
+# ---- compute-sanitizer results ----
 if command -v compute-sanitizer >/dev/null; then
-  # The out-of-memory test fails an allocation on purpose, which memcheck reports as an API
-  # error; every other CUDA test runs under it. The runs go side by side (they share the
-  # GPU without trouble; nothing else runs then).
-  memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}"
-                 "ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*")
-  [ -n "${TEST_FILTER:-}" ] && memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}")
-  pids=()
-  for run in "${memcheck_runs[@]}"; do
-    timeout "${MEMCHECK_TIMEOUT_S:-420}" compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/$run \
-      >"$OUT/sanitizer-${run%% *}.log" 2>&1 &
-    pids+=($!)
-  done
   for i in "${!memcheck_runs[@]}"; do
     run=${memcheck_runs[$i]}; log="$OUT/sanitizer-${run%% *}.log"
     if wait "${pids[$i]}"; then
@@ -93,8 +103,7 @@ if command -v compute-sanitizer >/dev/null; then
       grep -m 20 -E "=========" "$log"
     fi
   done
-else
-  note "compute-sanitizer not found"; status=1
+  note "memcheck finished $(( $(date +%s) - start )) s after the build"
 fi
 
 # ---- benchmarks ----
