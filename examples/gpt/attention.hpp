@@ -1,6 +1,5 @@
-// Causal multi-head self-attention, forward and backward. The one place the model touches
-// attention: a fused kernel (nn::scaled_dot_product_attention) replaces the bodies of these
-// two functions and what AttentionCache holds, and nothing else changes.
+// Causal multi-head self-attention, forward and backward: the one place the model touches
+// attention, a thin layer over nn::scaled_dot_product_attention and its backward.
 #pragma once
 
 #include <cstdint>
@@ -11,16 +10,17 @@ namespace ferrite::gpt {
 
 /// What the backward pass needs from the forward pass.
 struct AttentionCache {
-  Tensor q, k, v;  // [B, heads, T, head_dim]
-  Tensor probs;    // [B, heads, T, T], zero above the diagonal
-  MatmulCompute compute = MatmulCompute::Default;
+  Tensor q, k, v;    // [B, heads, T, head_dim], in the dtype attention runs in
+  Tensor out;        // [B, heads, T, head_dim], the same dtype
+  Tensor logsumexp;  // [B, heads, T], F32 (F64 for F64 activations)
 };
 
 /// qkv: [B, T, 3 * C] (the c_attn projection, q then k then v, each split into heads of
 /// C / n_head). Returns softmax(q kᵀ / sqrt(head_dim) + causal mask) v as [B, T, C] with the
 /// heads side by side.
-/// `compute` is the matmuls' precision (MatmulCompute::BF16: BF16 tensor cores, F32 results);
-/// the backward pass uses the same.
+/// `compute` is the matmuls' precision: with MatmulCompute::BF16 attention runs on BF16 copies
+/// of q, k and v (F32 softmax statistics) and returns the activations' dtype; the backward
+/// pass uses the same.
 Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& cache,
                         MatmulCompute compute = MatmulCompute::Default);
 
