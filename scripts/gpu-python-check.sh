@@ -5,6 +5,8 @@
 # CuPy and JAX interop tests where importable), the DLPack lifetime and stream tests under
 # compute-sanitizer memcheck when it is there, and the overhead benchmark.
 #   scripts/gpu-python-check.sh        logs under $OUT (or ./gpu-python-out)
+#   BUILD_DIR=build-gpu scripts/gpu-python-check.sh   builds in that CMake directory (its
+#       options kept), so a library already built there by scripts/gpu-check.sh is reused
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-python-out}
@@ -12,7 +14,15 @@ mkdir -p "$OUT"
 PY=${PYTHON:-python3}
 status=0
 echo "== pip install (log: $OUT/pip.log)"
-CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$PY" -m pip install -v --no-build-isolation . >"$OUT/pip.log" 2>&1 ||
+reuse=()
+if [ -n "${BUILD_DIR:-}" ]; then
+  reuse=("-Cbuild-dir=$BUILD_DIR")
+  for opt in FERRITE_BUILD_TESTS FERRITE_BUILD_TOOLS FERRITE_BUILD_EXAMPLES; do
+    value=$(sed -n "s/^$opt:BOOL=//p" "$BUILD_DIR/CMakeCache.txt" 2>/dev/null || true)
+    [ -n "$value" ] && reuse+=("-Ccmake.define.$opt=$value")
+  done
+fi
+CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$PY" -m pip install -v --no-build-isolation ${reuse[@]+"${reuse[@]}"} . >"$OUT/pip.log" 2>&1 ||
   { echo "pip install failed: tail of $OUT/pip.log"; tail -30 "$OUT/pip.log"; exit 1; }
 echo "== pytest"
 "$PY" -m pytest -q -rs python/tests 2>&1 | tee "$OUT/pytest.log" | tail -25
