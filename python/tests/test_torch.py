@@ -7,6 +7,10 @@ import ferrite as ft
 from optable import OPS
 
 torch = pytest.importorskip("torch")
+# ferrite computes float32 convolutions and products in full float32 unless told otherwise;
+# PyTorch's cuDNN default (TF32) would make the reference the less precise side.
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
 
 
 def _out(x):
