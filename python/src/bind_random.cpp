@@ -47,7 +47,12 @@ void bind_random(nb::module_& m, nb::class_<Tensor>& t) {
       .def("set_state", [](Generator& g, nb::handle state) -> Generator& {
         g.set_state(state_from(state));
         return g;
-      }, nb::arg("new_state"), nb::rv_policy::reference);
+      }, nb::arg("new_state"), nb::rv_policy::reference)
+      .def("__repr__", [](const Generator& g) {
+        const RngState s = g.state();
+        return "Generator(device=" + g.device().str() + ", seed=" + std::to_string(s.seed) +
+               ", offset=" + std::to_string(s.offset) + ")";
+      });
   m.attr("Generator") = r.attr("Generator");
 
   r.def("default_generator", &random::default_generator, nb::arg("device") = Device::cpu(),

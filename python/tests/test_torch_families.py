@@ -9,6 +9,9 @@ import ferrite as ft
 torch = pytest.importorskip("torch")
 torch.backends.cudnn.allow_tf32 = False
 torch.backends.cuda.matmul.allow_tf32 = False
+# The math attention path (full float32), not flash / memory-efficient / cuDNN kernels.
+for _backend in ("flash", "mem_efficient", "cudnn"):
+    getattr(torch.backends.cuda, f"enable_{_backend}_sdp")(False)
 
 rng = np.random.default_rng(2)
 
