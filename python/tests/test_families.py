@@ -488,3 +488,16 @@ def test_stubs_parse_and_name_the_families():
                      ("random", "randn"), ("optim", "adamw")):
         assert f"def {fn}(" in stubs[name + ".pyi"], name
     assert "class SparseMatrix" in stubs["sparse.pyi"] and "class Generator" in stubs["random.pyi"]
+
+
+# ---- cuda device queries ----
+
+def test_cuda_queries():
+    v = ft.cuda.library_versions()
+    assert v._fields == ("runtime", "driver", "cublas", "cudnn", "nccl") and all(isinstance(s, str) for s in v)
+    if not ft.cuda.is_available():
+        with pytest.raises(ft.InvalidArgumentError, match="no CUDA device 0"):
+            ft.cuda.get_device_properties(0)
+        return
+    p = ft.cuda.get_device_properties(0)
+    assert p.name == ft.cuda.get_device_name(0) and p.major >= 7 and p.total_memory >= p.free_memory > 0
