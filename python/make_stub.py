@@ -32,7 +32,8 @@ def alias_dtype_device(text):
 
 
 text = stubgen("_ferrite", out)
-text = text.replace("from _ferrite import", "from . import").replace("_ferrite.", "")
+text = text.replace("from _ferrite import", "from . import").replace("from _ferrite.", "from .")
+text = text.replace("_ferrite.", "")
 text = alias_dtype_device(text)
 text += "\n_DType: TypeAlias = dtype\n_Device: TypeAlias = device\n"
 text = text.replace("from typing import ", "from typing import TypeAlias, ", 1)

@@ -488,6 +488,7 @@ def test_stubs_parse_and_name_the_families():
                      ("random", "randn"), ("optim", "adamw")):
         assert f"def {fn}(" in stubs[name + ".pyi"], name
     assert "class SparseMatrix" in stubs["sparse.pyi"] and "class Generator" in stubs["random.pyi"]
+    assert "from .random import Generator" in stubs["_ferrite.pyi"]  # not the standard library's random
 
 
 # ---- cuda device queries ----
