@@ -47,12 +47,34 @@ nn::AvgPool2dOptions avg_options(nb::handle kernel, nb::handle stride, nb::handl
   return o;
 }
 
-nn::Conv2dOptions conv_options(nb::handle stride, nb::handle padding, nb::handle dilation, std::int64_t groups) {
+// padding='valid' is no padding; 'same' keeps H and W at stride 1, which ferrite's symmetric
+// padding can do when dilation * (kernel - 1) is even (torch pads the odd remainder on one side).
+nn::Conv2dOptions conv_options(const Tensor& weight, nb::handle stride, nb::handle padding, nb::handle dilation,
+                               std::int64_t groups) {
   nn::Conv2dOptions o;
   o.stride = pair(stride, "stride");
-  o.padding = pair(padding, "padding");
   o.dilation = pair(dilation, "dilation");
   o.groups = groups;
+  if (!PyUnicode_Check(padding.ptr())) {
+    o.padding = pair(padding, "padding");
+    return o;
+  }
+  const std::string mode = nb::cast<std::string>(padding);
+  if (mode == "valid") {
+    o.padding = {0, 0};
+    return o;
+  }
+  FERRITE_CHECK(mode == "same", InvalidArgument, "conv2d: padding must be 'valid', 'same' or sizes, got '", mode, "'");
+  FERRITE_CHECK(o.stride[0] == 1 && o.stride[1] == 1, InvalidArgument,
+                "conv2d: padding='same' needs stride 1 (as torch), got stride (", o.stride[0], ", ", o.stride[1], ")");
+  FERRITE_CHECK(weight.dim() == 4, ShapeMismatch, "conv2d: weight must be [K, C/groups, R, S], got ",
+                weight.description());
+  for (int i = 0; i < 2; ++i) {
+    const std::int64_t total = o.dilation[i] * (weight.shape()[2 + i] - 1);
+    FERRITE_CHECK(total % 2 == 0, Unsupported, "conv2d: padding='same' with dilation * (kernel - 1) odd (",
+                  total, " in dim ", i, ") needs asymmetric padding, which ferrite does not implement");
+    o.padding[i] = total / 2;
+  }
   return o;
 }
 
@@ -99,13 +121,14 @@ void bind_nn_conv(nb::module_& m) {
 
   nn.def("conv2d", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, nb::handle s, nb::handle p,
                       nb::handle d, std::int64_t groups) {
-        return nn::conv2d(x, w, b, conv_options(s, p, d, groups));
+        return nn::conv2d(x, w, b, conv_options(w, s, p, d, groups));
       }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::arg("stride") = 1, padding, dilation,
-      nb::arg("groups") = 1, "x [N, C, H, W], weight [K, C/groups, R, S], bias [K] -> [N, K, OH, OW].");
+      nb::arg("groups") = 1,
+      "x [N, C, H, W], weight [K, C/groups, R, S], bias [K] -> [N, K, OH, OW]; padding sizes, 'valid' or 'same'.");
   nn.def("conv2d_backward", [conv_grads_t](const Tensor& g, const Tensor& x, const Tensor& w, nb::handle s,
                                            nb::handle p, nb::handle d, std::int64_t groups,
                                            std::array<bool, 3> output_mask) {
-        auto r = nn::conv2d_backward(g, x, w, conv_options(s, p, d, groups), output_mask);
+        auto r = nn::conv2d_backward(g, x, w, conv_options(w, s, p, d, groups), output_mask);
         return named(conv_grads_t, none_if_undefined(r.input), none_if_undefined(r.weight),
                      none_if_undefined(r.bias));
       }, nb::arg("grad"), nb::arg("input"), nb::arg("weight"), nb::arg("stride") = 1, padding, dilation,

@@ -318,6 +318,12 @@ def test_nn_errors():
     F = ft.nn.functional
     with pytest.raises(ft.ShapeMismatchError, match="does not fit input"):
         F.conv2d(ft.ones(1, 3, 4, 4), ft.ones(2, 2, 3, 3))
+    with pytest.raises(ft.InvalidArgumentError, match="'same' needs stride 1"):
+        F.conv2d(ft.ones(1, 1, 4, 4), ft.ones(1, 1, 3, 3), stride=2, padding="same")
+    with pytest.raises(ft.UnsupportedError, match="asymmetric padding"):
+        F.conv2d(ft.ones(1, 1, 4, 4), ft.ones(1, 1, 2, 2), padding="same")
+    with pytest.raises(ft.InvalidArgumentError, match="padding must be"):
+        F.conv2d(ft.ones(1, 1, 4, 4), ft.ones(1, 1, 3, 3), padding="full")
     with pytest.raises(ft.InvalidArgumentError, match="kernel_size: expected an int or a pair"):
         F.max_pool2d(ft.ones(1, 1, 4, 4), (1, 2, 3))
     with pytest.raises(ft.InvalidArgumentError, match="reduction must be"):
