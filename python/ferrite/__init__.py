@@ -8,11 +8,12 @@ import sys as _sys
 
 from . import _ferrite
 from ._ferrite import *  # noqa: F401,F403
-from ._ferrite import Tensor, cuda, nn  # noqa: F401
+from ._ferrite import Tensor, cuda, fft, linalg, nn, optim, random, return_types, sparse  # noqa: F401
 
-# Submodules of the extension, importable as `import ferrite.cuda`.
-_sys.modules[__name__ + ".cuda"] = cuda
-_sys.modules[__name__ + ".nn"] = nn
+# Submodules of the extension, importable as `import ferrite.cuda`, `import ferrite.linalg`, ...
+for _name in ("cuda", "nn", "linalg", "fft", "sparse", "random", "optim", "return_types"):
+    _sys.modules[__name__ + "." + _name] = getattr(_ferrite, _name)
+del _name
 
 __version__ = "0.1.0"
 
@@ -76,7 +77,37 @@ def _make_functional():
         y = _ferrite.matmul(input, weight, transpose_b=True)
         return y if bias is None else y + bias
 
-    for f in (layer_norm, rms_norm, embedding, linear):
+    for name in ("conv2d", "avg_pool2d", "adaptive_avg_pool2d"):
+        setattr(F, name, getattr(_ferrite.nn, name))
+
+    def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
+        r = _ferrite.nn.max_pool2d(input, kernel_size, stride, padding, dilation, ceil_mode)
+        return (r.values, r.indices) if return_indices else r.values
+
+    def dropout(input, p=0.5, training=True, inplace=False):
+        if not training or p == 0:
+            return input
+        out = _ferrite.nn.dropout(input, p).output
+        return input.copy_(out) if inplace else out
+
+    def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+                      reduction="mean", label_smoothing=0.0):
+        if weight is not None or size_average is not None or reduce is not None:
+            raise _ferrite.UnsupportedError(
+                "cross_entropy: weight=, size_average= and reduce= are not implemented (use reduction=)"
+            )
+        return _ferrite.nn.cross_entropy(input, target, ignore_index=ignore_index, reduction=reduction,
+                                         label_smoothing=label_smoothing)
+
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
+                                     scale=None, enable_gqa=False):
+        # ferrite always does grouped-query attention when the key heads divide the query heads.
+        if dropout_p != 0.0:
+            raise _ferrite.UnsupportedError("scaled_dot_product_attention: dropout_p != 0 is not implemented")
+        return _ferrite.nn.scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale=scale).out
+
+    for f in (layer_norm, rms_norm, embedding, linear, max_pool2d, dropout, cross_entropy,
+              scaled_dot_product_attention):
         f.__module__ = F.__name__
         setattr(F, f.__name__, f)
     return F

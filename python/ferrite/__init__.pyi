@@ -2,7 +2,8 @@
 # time from the bindings) and the ones ferrite/__init__.py adds.
 from . import _ferrite as _ferrite
 from ._ferrite import *
-from ._ferrite import cuda as cuda, dtype, nn as nn
+from ._ferrite import cuda as cuda, dtype, fft as fft, linalg as linalg, nn as nn, optim as optim
+from ._ferrite import random as random, return_types as return_types, sparse as sparse
 
 __version__: str
 bool: dtype

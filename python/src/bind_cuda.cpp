@@ -32,6 +32,21 @@ void bind_cuda(nb::module_& m) {
           if (info.index == d) return info.name;
         FERRITE_THROW(InvalidArgument, "get_device_name: no CUDA device ", d);
       }, nb::arg("device") = 0);
+  // torch.cuda.get_device_properties' field names where it has them.
+  const nb::object props_t = result_type(m, "cuda_device_properties",
+                                         "name major minor multi_processor_count total_memory free_memory L2_cache_size");
+  c.def("get_device_properties", [props_t](int d) {
+        for (const auto& i : cuda::devices())
+          if (i.index == d)
+            return named(props_t, i.name, i.compute_capability_major, i.compute_capability_minor, i.multiprocessors,
+                         i.total_memory, i.free_memory, i.l2_cache_bytes);
+        FERRITE_THROW(InvalidArgument, "get_device_properties: no CUDA device ", d);
+      }, nb::arg("device") = 0);
+  const nb::object versions_t = result_type(m, "cuda_library_versions", "runtime driver cublas cudnn nccl");
+  c.def("library_versions", [versions_t] {
+        const cuda::LibraryVersions v = cuda::library_versions();
+        return named(versions_t, v.runtime, v.driver, v.cublas, v.cudnn, v.nccl);
+      }, "Versions as '13.0' strings; 'not found' for a library that cannot be loaded.");
 
   // `with ferrite.cuda.stream(s, device=0):` makes s ferrite's current stream of the device in
   // this thread (cuda::StreamGuard).

@@ -51,6 +51,34 @@ inline std::optional<std::vector<std::int64_t>> dims_arg(nb::handle dim) {
   return int_list(dim, "dim");
 }
 
+/// The submodule `name` of m (ferrite.nn, ...), created by whichever family file binds into it first.
+inline nb::module_ submodule(nb::module_& m, const char* name, const char* doc) {
+  if (nb::hasattr(m, name)) return nb::borrow<nb::module_>(m.attr(name));
+  return m.def_submodule(name, doc);
+}
+/// A tuple annotated with its element types in the stub.
+template <class... Ts>
+using Tuple = nb::typed<nb::tuple, Ts...>;
+/// A named tuple type ferrite.return_types.<name> with `fields` (space separated), as
+/// torch.return_types: results unpack as tuples and also have named fields.
+inline nb::object result_type(nb::module_& m, const char* name, const char* fields) {
+  nb::module_ rt = submodule(m, "return_types", "Named tuples that ops return (torch.return_types).");
+  nb::object type = nb::module_::import_("collections").attr("namedtuple")(name, fields);
+  type.attr("__module__") = "ferrite.return_types";
+  rt.attr(name) = type;
+  return type;
+}
+/// An instance of a result_type, typed for the stub as a tuple of the values' types.
+template <class... Ts>
+Tuple<Ts...> named(const nb::object& type, Ts... values) {
+  nb::object r = type(nb::cast(std::move(values))...);
+  return nb::steal<Tuple<Ts...>>(r.release());
+}
+/// A tensor argument that may be None, as the C++ API's undefined Tensor.
+inline Tensor undefined_if_none(const std::optional<Tensor>& t) { return t ? *t : Tensor(); }
+/// None for an undefined tensor (a gradient the call did not compute).
+inline std::optional<Tensor> none_if_undefined(const Tensor& t) { return t.defined() ? std::optional<Tensor>(t) : std::nullopt; }
+
 void bind_errors(nb::module_& m);
 void bind_types(nb::module_& m);
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& t);
@@ -61,6 +89,13 @@ void bind_shape(nb::module_& m, nb::class_<Tensor>& t);
 void bind_matmul(nb::module_& m, nb::class_<Tensor>& t);
 void bind_dlpack(nb::module_& m, nb::class_<Tensor>& t);
 void bind_cuda(nb::module_& m);
+void bind_linalg(nb::module_& m);
+void bind_fft(nb::module_& m);
+void bind_sparse(nb::module_& m, nb::class_<Tensor>& t);
+void bind_nn(nb::module_& m);
+void bind_nn_conv(nb::module_& m);
+void bind_random(nb::module_& m, nb::class_<Tensor>& t);
+void bind_optim(nb::module_& m);
 
 }  // namespace ferrite::py
 

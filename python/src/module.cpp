@@ -267,4 +267,11 @@ NB_MODULE(_ferrite, m) {
   bind_matmul(m, tensor);
   bind_dlpack(m, tensor);
   bind_cuda(m);
+  bind_linalg(m);
+  bind_fft(m);
+  bind_sparse(m, tensor);
+  bind_nn(m);
+  bind_nn_conv(m);
+  bind_random(m, tensor);
+  bind_optim(m);
 }

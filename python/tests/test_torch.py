@@ -7,6 +7,13 @@ import ferrite as ft
 from optable import OPS
 
 torch = pytest.importorskip("torch")
+# ferrite computes float32 convolutions and products in full float32 unless told otherwise;
+# PyTorch's cuDNN default (TF32) would make the reference the less precise side.
+torch.backends.cudnn.allow_tf32 = False
+torch.backends.cuda.matmul.allow_tf32 = False
+# The math attention path (full float32), not flash / memory-efficient / cuDNN kernels.
+for _backend in ("flash", "mem_efficient", "cudnn"):
+    getattr(torch.backends.cuda, f"enable_{_backend}_sdp")(False)
 
 
 def _out(x):
