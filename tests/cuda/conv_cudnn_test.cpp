@@ -3,6 +3,10 @@
 // and F32, F16 and BF16 take the cuDNN route (an engine supports them) rather than im2col.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
 #include "ferrite/ferrite.hpp"
 
 #if FERRITE_WITH_CUDA
@@ -18,6 +22,8 @@ class ConvCudnn : public ::testing::Test {
   void SetUp() override {
     if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
     if (!cc::compiled_in()) GTEST_SKIP() << "built without the cuDNN frontend (conv2d uses im2col)";
+    const char* env = std::getenv("FERRITE_CONV_CUDNN");
+    if (env != nullptr && std::string(env) == "0") GTEST_SKIP() << "FERRITE_CONV_CUDNN=0 (conv2d uses im2col)";
     cc::clear_cache();
   }
   void TearDown() override { set_allow_tf32(false); }

@@ -27,7 +27,7 @@ bool compiled_in();
 ///   BackwardInput:  x = dgrad(y = grad, w)    (y, w read; x written)
 ///   BackwardWeight: w = wgrad(y = grad, x)    (y, x read; w written)
 /// Returns false, having enqueued nothing, when no cuDNN engine supports the case (or cuDNN is
-/// not compiled in); the answer is cached with the graph. Throws ferrite::Error (Library) with
+/// not compiled in, or the environment sets FERRITE_CONV_CUDNN=0); the answer is cached with the graph. Throws ferrite::Error (Library) with
 /// cuDNN's message when an execution fails. Only deterministic engines are used; F32 uses
 /// tensor cores (TF32) only with d.allow_tf32.
 bool run(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx, cudaStream_t stream, void* x, void* w,
