@@ -24,6 +24,23 @@ void conv_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                      [=] { (void)nn::conv2d_backward(*g, *x, *w, pad1, {true, false, false}); }, false, conv_flops});
     cases.push_back({"conv2d_bwd_weight_" + sfx, conv_text, 0,
                      [=] { (void)nn::conv2d_backward(*g, *x, *w, pad1, {false, true, false}); }, false, conv_flops});
+    if (dt != DType::F32) continue;
+    // F32 with TF32 allowed (ferrite's switch on for the call; PyTorch's cudnn.allow_tf32 likewise)
+    auto tf32 = [](auto f) {
+      return [f] {
+        set_allow_tf32(true);
+        f();
+        set_allow_tf32(false);
+      };
+    };
+    cases.push_back({"conv2d_fwd_f32_tf32", conv_text, 0, tf32([=] { (void)nn::conv2d(*x, *w, std::nullopt, pad1); }),
+                     false, conv_flops});
+    cases.push_back({"conv2d_bwd_input_f32_tf32", conv_text, 0,
+                     tf32([=] { (void)nn::conv2d_backward(*g, *x, *w, pad1, {true, false, false}); }), false,
+                     conv_flops});
+    cases.push_back({"conv2d_bwd_weight_f32_tf32", conv_text, 0,
+                     tf32([=] { (void)nn::conv2d_backward(*g, *x, *w, pad1, {false, true, false}); }), false,
+                     conv_flops});
   }
 
   // pooling 3x3 stride 2 padding 1 on [64, 256, 112, 112] F32

@@ -27,6 +27,18 @@ def _no_tf32(fn):
     return run
 
 
+def _tf32(fn):
+    # TF32 allowed, as ferrite's *_tf32 cases switch it on
+    def run():
+        previous = torch.backends.cudnn.allow_tf32
+        torch.backends.cudnn.allow_tf32 = True
+        try:
+            return fn()
+        finally:
+            torch.backends.cudnn.allow_tf32 = previous
+    return run
+
+
 def cases(quick):
     dev = torch.device("cuda")
     g = torch.Generator(device=dev).manual_seed(0)
@@ -46,9 +58,15 @@ def cases(quick):
         wrap = _no_tf32 if dtype == torch.float32 else (lambda f: f)
         out += [
             Case(f"conv2d_fwd_{sfx}", wrap(lambda x=x, w=w: F.conv2d(x, w, padding=1)), flops=flops),
-            Case(f"conv2d_bwd_input_{sfx}", wrap(lambda: bwd([True, False, False])), flops=flops),
-            Case(f"conv2d_bwd_weight_{sfx}", wrap(lambda: bwd([False, True, False])), flops=flops),
+            Case(f"conv2d_bwd_input_{sfx}", wrap(lambda bwd=bwd: bwd([True, False, False])), flops=flops),
+            Case(f"conv2d_bwd_weight_{sfx}", wrap(lambda bwd=bwd: bwd([False, True, False])), flops=flops),
         ]
+        if dtype == torch.float32:
+            out += [
+                Case("conv2d_fwd_f32_tf32", _tf32(lambda x=x, w=w: F.conv2d(x, w, padding=1)), flops=flops),
+                Case("conv2d_bwd_input_f32_tf32", _tf32(lambda bwd=bwd: bwd([True, False, False])), flops=flops),
+                Case("conv2d_bwd_weight_f32_tf32", _tf32(lambda bwd=bwd: bwd([False, True, False])), flops=flops),
+            ]
 
     pn, pc, phw = (2, 8, 32) if quick else (64, 256, 112)
     po = (phw - 1) // 2 + 1

@@ -1,7 +1,9 @@
 // Conformance entries of conv2d: the forward against a direct seven-loop convolution in long
 // double written here, the input/weight/bias gradients against central finite differences
 // of that forward (conv is linear in each operand, so the differences are exact up to
-// rounding). Stride, padding, dilation, groups (depthwise too), 1x1, unbatched and empty.
+// rounding) for small cases, and against the direct adjoint loops for the larger ones, whose
+// channel counts are multiples of 8 so that cuDNN's tensor-core engines take them on the GPU.
+// Stride, padding, dilation, groups (depthwise too), 1x1, 3x3, 7x7, unbatched and empty.
 #include <cmath>
 
 #include "conformance/conv_test_support.hpp"
@@ -64,6 +66,31 @@ LVec ref_conv(const std::vector<LVec>& in, const Geom& g, const ConvParams& p) {
   return out;
 }
 
+// The three gradients of ref_conv for upstream gradient `gy` (the adjoint loops).
+std::vector<LVec> ref_conv_backward(const std::vector<LVec>& in, const LVec& gy, const Geom& g, const ConvParams& p) {
+  const std::int64_t cg = g.c / p.groups, kg = g.k / p.groups;
+  std::vector<LVec> out{LVec(in[0].size()), LVec(in[1].size()), LVec(static_cast<std::size_t>(g.k))};
+  for (std::int64_t n = 0; n < g.n; ++n)
+    for (std::int64_t k = 0; k < g.k; ++k)
+      for (std::int64_t oy = 0; oy < g.oh; ++oy)
+        for (std::int64_t ox = 0; ox < g.ow; ++ox) {
+          const long double gv = gy[static_cast<std::size_t>(((n * g.k + k) * g.oh + oy) * g.ow + ox)];
+          out[2][static_cast<std::size_t>(k)] += gv;
+          const std::int64_t grp = k / kg;
+          for (std::int64_t c = 0; c < cg; ++c)
+            for (std::int64_t i = 0; i < g.r; ++i)
+              for (std::int64_t j = 0; j < g.s; ++j) {
+                const std::int64_t y = oy * p.sh - p.ph + i * p.dh, x = ox * p.sw - p.pw + j * p.dw;
+                if (y < 0 || y >= g.h || x < 0 || x >= g.w) continue;
+                const auto xi = static_cast<std::size_t>(((n * g.c + grp * cg + c) * g.h + y) * g.w + x);
+                const auto wi = static_cast<std::size_t>(((k * cg + c) * g.r + i) * g.s + j);
+                out[0][xi] += gv * in[1][wi];
+                out[1][wi] += gv * in[0][xi];
+              }
+        }
+  return out;
+}
+
 struct ConvSpec {
   Shape x, w;
   std::vector<std::int64_t> ints;  // stride h/w, pad h/w, dilation h/w, groups, bias
@@ -79,7 +106,21 @@ std::vector<ConvSpec> conv_specs(bool small) {
       {{0, 4, 5, 5}, {2, 4, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1}},   // empty batch
   };
   if (!small) s.push_back({{2, 16, 12, 10}, {32, 8, 3, 3}, {1, 1, 1, 1, 1, 1, 2, 1}});
+  if (small) s.push_back({{1, 2, 9, 9}, {2, 2, 7, 7}, {2, 2, 3, 3, 1, 1, 1, 1}});  // 7x7
   return s;
+}
+
+// Cases large enough for the GPU's tensor-core engines (checked by the adjoint loops).
+std::vector<ConvSpec> conv_large_specs() {
+  return {
+      {{2, 32, 10, 10}, {32, 32, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1}},  // 3x3, padding
+      {{2, 16, 8, 8}, {32, 16, 1, 1}, {2, 2, 0, 0, 1, 1, 1, 0}},    // 1x1, stride 2
+      {{1, 8, 20, 20}, {16, 8, 7, 7}, {2, 2, 3, 3, 1, 1, 1, 1}},    // 7x7, stride 2
+      {{2, 3, 16, 16}, {8, 3, 7, 7}, {2, 2, 3, 3, 1, 1, 1, 0}},     // 7x7 stem, 3 channels
+      {{2, 32, 9, 9}, {32, 4, 3, 3}, {1, 1, 2, 2, 2, 2, 8, 1}},     // groups 8, dilation 2
+      {{2, 32, 8, 8}, {32, 1, 3, 3}, {1, 1, 1, 1, 1, 1, 32, 0}},    // depthwise
+      {{0, 32, 8, 8}, {16, 32, 3, 3}, {1, 1, 1, 1, 1, 1, 1, 1}},    // empty batch
+  };
 }
 
 Entry conv_entry() {
@@ -88,7 +129,9 @@ Entry conv_entry() {
   e.dtypes = kFloat;
   e.cases = [](DType d, Rng& rng) {
     std::vector<Case> cases;
-    for (const ConvSpec& s : conv_specs(false))
+    std::vector<ConvSpec> specs = conv_specs(false);
+    for (const ConvSpec& s : conv_large_specs()) specs.push_back(s);
+    for (const ConvSpec& s : specs)
       cases.push_back({shape_str(s.x) + " * " + shape_str(s.w),
                        {random(s.x, d, rng, -1, 1), random(s.w, d, rng, -1, 1), random({s.w[0]}, d, rng, -1, 1)},
                        s.ints});
@@ -142,11 +185,16 @@ Entry conv_backward_entry() {
   e.dtypes = kFloat;
   e.cases = [](DType d, Rng& rng) {
     std::vector<Case> cases;
-    for (const ConvSpec& s : conv_specs(true)) {
+    std::vector<ConvSpec> specs = conv_specs(true);
+    const std::size_t small = specs.size();
+    for (const ConvSpec& s : conv_large_specs()) specs.push_back(s);
+    for (std::size_t i = 0; i < specs.size(); ++i) {
+      const ConvSpec& s = specs[i];
       ConvParams p{s.ints[0], s.ints[1], s.ints[2], s.ints[3], s.ints[4], s.ints[5], s.ints[6], true};
       const Geom g = geom(s.x, s.w, p);
       std::vector<std::int64_t> ints = s.ints;
       ints[7] = 1;
+      ints.push_back(i >= small);  // ints[8]: checked by the adjoint loops, not finite differences
       cases.push_back({shape_str(s.x) + " * " + shape_str(s.w),
                        {random(s.x, d, rng, -1, 1), random(s.w, d, rng, -1, 1), random({s.w[0]}, d, rng, -1, 1),
                         random(g.out, d, rng, -1, 1)},
@@ -164,8 +212,13 @@ Entry conv_backward_entry() {
     const std::vector<LVec> in{reference::values(c.inputs[0]), reference::values(c.inputs[1]),
                                reference::values(c.inputs[2])};
     const LVec w = reference::values(c.inputs[3]);
-    const auto f = [g, p](const std::vector<LVec>& v) { return ref_conv(v, g, p); };
     std::vector<Tensor> out;
+    if (c.ints[8] != 0) {
+      const std::vector<LVec> grads = ref_conv_backward(in, w, g, p);
+      for (std::size_t i = 0; i < 3; ++i) out.push_back(to_dtype(grads[i], c.inputs[i].shape(), c.inputs[0].dtype()));
+      return out;
+    }
+    const auto f = [g, p](const std::vector<LVec>& v) { return ref_conv(v, g, p); };
     for (std::size_t i = 0; i < 3; ++i)
       out.push_back(to_dtype(finite_difference(in, i, w, f, 0.5L), c.inputs[i].shape(), c.inputs[0].dtype()));
     return out;

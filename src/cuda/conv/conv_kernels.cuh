@@ -30,8 +30,10 @@ void im2col(const Conv2dDesc& d, DType dtype, const void* x, std::int64_t images
 /// grad_x of `images` images = the adjoint of im2col applied to col (a gather, float sums);
 /// col is F32 for F16/BF16 grads, else the grad's dtype.
 void col2im(const Conv2dDesc& d, DType dtype, const void* col, std::int64_t images, void* grad_x, cudaStream_t s);
-/// out[n, k, :] = bias[k] for `images` images.
-void fill_bias(const Conv2dDesc& d, DType dtype, const void* bias, std::int64_t images, void* out, cudaStream_t s);
+/// out[n, k, :] = bias[k] for `images` images; with `accumulate`, out[n, k, :] += bias[k]
+/// (rounded once from the wide sum).
+void fill_bias(const Conv2dDesc& d, DType dtype, const void* bias, std::int64_t images, void* out, cudaStream_t s,
+               bool accumulate = false);
 /// out = narrow(in) for `count` F32 elements into `dtype`.
 void narrow_from_f32(DType dtype, const float* in, std::int64_t count, void* out, cudaStream_t s);
 

@@ -1,13 +1,15 @@
 // The CUDA backend's convolution family. Pooling and the recurrent cells are own kernels
-// (pool_kernels.cu, rnn_cell_kernels.cu). conv2d is an explicit-column implicit GEMM: the
-// receptive fields of a chunk of images are unfolded into pool memory (im2col) and
-// multiplied by cuBLASLt (the strided-batched GEMM of the matmul family, plans cached per
-// shape, TF32 as ferrite's switch); the input gradient is a GEMM into F32/own-dtype columns
-// folded back by a gather (col2im), the weight gradient a GEMM per image accumulated in F32
-// (or F64). No cuDNN yet: see docs/families/conv.md.
+// (pool_kernels.cu, rnn_cell_kernels.cu). conv2d runs through cuDNN's graph API
+// (cudnn_conv.cpp) when the build has the cuDNN frontend and an engine supports the case;
+// otherwise through an explicit-column implicit GEMM: the receptive fields of a chunk of images
+// are unfolded into pool memory (im2col) and multiplied by cuBLASLt (the strided-batched GEMM
+// of the matmul family, plans cached per shape, TF32 as ferrite's switch); the input gradient
+// is a GEMM into F32/own-dtype columns folded back by a gather (col2im), the weight gradient a
+// GEMM per image accumulated in F32 (or F64). See docs/families/conv.md.
 #include <algorithm>
 
 #include "cuda/conv/conv_kernels.cuh"
+#include "cuda/conv/cudnn_conv.hpp"
 #include "cuda/cuda_families.hpp"
 #include "cuda/matmul/strided_gemm.hpp"
 #include "cuda/runtime/cuda_check.hpp"
@@ -82,6 +84,11 @@ class CudaConvOps final : public ConvOps {
   void conv2d(const Conv2dDesc& d, const Buffer& x, const Buffer& weight, const Buffer* bias,
               const Buffer& out) override {
     Setup s(x);
+    if (cudnn_conv::run(cudnn_conv::Pass::Forward, d, x.dtype(), s.ctx, s.stream, x.data(), weight.data(),
+                        out.data())) {
+      if (bias) kernels::fill_bias(d, x.dtype(), bias->data(), d.n, out.data(), s.stream, /*accumulate=*/true);
+      return;
+    }
     const Geometry m = geometry(d);
     const DType dt = x.dtype();
     const std::int64_t es = static_cast<std::int64_t>(dtype_size(dt));
@@ -117,6 +124,9 @@ class CudaConvOps final : public ConvOps {
   void conv2d_backward_input(const Conv2dDesc& d, const Buffer& grad, const Buffer& weight,
                              const Buffer& grad_x) override {
     Setup s(grad);
+    if (cudnn_conv::run(cudnn_conv::Pass::BackwardInput, d, grad.dtype(), s.ctx, s.stream, grad_x.data(),
+                        weight.data(), grad.data()))
+      return;
     const Geometry m = geometry(d);
     const DType dt = grad.dtype();
     const DType col_dt = is_half_precision(dt) ? DType::F32 : dt;  // columns keep float sums
@@ -152,6 +162,9 @@ class CudaConvOps final : public ConvOps {
   void conv2d_backward_weight(const Conv2dDesc& d, const Buffer& grad, const Buffer& x,
                               const Buffer& grad_weight) override {
     Setup s(grad);
+    if (cudnn_conv::run(cudnn_conv::Pass::BackwardWeight, d, grad.dtype(), s.ctx, s.stream, x.data(),
+                        grad_weight.data(), grad.data()))
+      return;
     const Geometry m = geometry(d);
     const DType dt = grad.dtype();
     const bool half = is_half_precision(dt);

@@ -1,6 +1,7 @@
 // The data movement of conv2d's implicit GEMM: im2col (unfold receptive fields into
 // columns), its adjoint col2im as a gather (one thread per input element sums the column
-// entries that read it, in float: deterministic, no atomics), the bias prefill and the F32
+// entries that read it, in float: deterministic, no atomics), the bias prefill (or add, after
+// cuDNN's convolution) and the F32
 // -> half rounding of the weight gradient's accumulator.
 #include <algorithm>
 #include <type_traits>
@@ -76,9 +77,12 @@ __global__ void col2im_kernel(Conv2dDesc d, const C* col, std::int64_t planes, T
 }
 
 template <class T>
-__global__ void bias_kernel(Conv2dDesc d, const T* bias, std::int64_t total, T* out) {
+__global__ void bias_kernel(Conv2dDesc d, const T* bias, std::int64_t total, bool accumulate, T* out) {
   const std::int64_t ohw = d.oh * d.ow;
-  FERRITE_GRID_LOOP(total) out[e] = bias[e / ohw % d.k];
+  FERRITE_GRID_LOOP(total) {
+    const T b = bias[e / ohw % d.k];
+    out[e] = accumulate ? detail::narrow<T>(detail::widen(out[e]) + detail::widen(b)) : b;
+  }
 }
 
 template <class T>
@@ -136,12 +140,14 @@ void col2im(const Conv2dDesc& d, DType dtype, const void* col, std::int64_t imag
   });
 }
 
-void fill_bias(const Conv2dDesc& d, DType dtype, const void* bias, std::int64_t images, void* out, cudaStream_t s) {
+void fill_bias(const Conv2dDesc& d, DType dtype, const void* bias, std::int64_t images, void* out, cudaStream_t s,
+               bool accumulate) {
   const std::int64_t total = images * d.k * d.oh * d.ow;
   if (total == 0) return;
   dispatch(dtype, [&](auto v) {
     using T = decltype(v);
-    bias_kernel<T><<<grid(total), kThreads, 0, s>>>(d, static_cast<const T*>(bias), total, static_cast<T*>(out));
+    bias_kernel<T><<<grid(total), kThreads, 0, s>>>(d, static_cast<const T*>(bias), total, accumulate,
+                                                    static_cast<T*>(out));
     FERRITE_CUDA_CHECK_LAUNCH();
   });
 }
