@@ -23,7 +23,7 @@ message(STATUS "ferrite: cuDNN frontend ${FERRITE_HAVE_CUDNN_FRONTEND} (headers:
 function(ferrite_use_cudnn_frontend target)
   if(FERRITE_HAVE_CUDNN_FRONTEND)
     target_include_directories(${target} SYSTEM PRIVATE ${FERRITE_CUDNN_FRONTEND_INCLUDE_DIR} ${FERRITE_CUDNN_INCLUDE_DIR})
-    target_link_libraries(${target} PRIVATE ${FERRITE_CUDNN_LIBRARY})
+    target_link_libraries(${target} PRIVATE ${FERRITE_CUDNN_LIBRARY} CUDA::nvrtc)  # nvrtc: see below
     target_compile_definitions(${target} PRIVATE FERRITE_HAVE_CUDNN_FRONTEND=1)
   else()
     target_compile_definitions(${target} PRIVATE FERRITE_HAVE_CUDNN_FRONTEND=0)
@@ -40,7 +40,8 @@ function(ferrite_use_cudnn_frontend_sources target)
     set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_OPTIONS
       -isystem${FERRITE_CUDNN_FRONTEND_INCLUDE_DIR} -isystem${FERRITE_CUDNN_INCLUDE_DIR})
     set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_DEFINITIONS FERRITE_HAVE_CUDNN_FRONTEND=1)
-    target_link_libraries(${target} PRIVATE ${FERRITE_CUDNN_LIBRARY})
+    # The frontend's own runtime-compiled engines (experimental/nvrtc_shim.h) call NVRTC.
+    target_link_libraries(${target} PRIVATE ${FERRITE_CUDNN_LIBRARY} CUDA::nvrtc)
   else()
     set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_DEFINITIONS FERRITE_HAVE_CUDNN_FRONTEND=0)
   endif()
