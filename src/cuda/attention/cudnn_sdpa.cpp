@@ -67,7 +67,7 @@ struct Key {
 struct Graph {
   std::shared_ptr<fe::graph::Graph> graph;  // null: cuDNN has no plan for this problem
   std::int64_t workspace = 0;
-  std::string why_not;  // cuDNN's message when graph is null (kept for debugging)
+  std::string why_not;  // cuDNN's message when graph is null
 };
 
 struct DeviceState {
@@ -75,6 +75,7 @@ struct DeviceState {
   cudnnHandle_t handle = nullptr;
   std::map<Key, Graph> graphs;
   std::int64_t hits = 0, misses = 0, unsupported = 0;
+  std::string last_unsupported_reason;
 };
 
 DeviceState& state_of(int device) {
@@ -179,7 +180,7 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle) {
   return why;
 }
 
-// Builds the graph of `key`. The frontend reports most failures as statuses but throws for
+// Builds the graph of `d`. The frontend reports most failures as statuses but throws for
 // some (no SDPA implementation fits): both mean "no plan", never an error of the call.
 Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
   Graph result;
@@ -189,25 +190,26 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
       backward ? std::vector<fe::AttentionImplementation_t>{fe::AttentionImplementation_t::AUTO}
                : std::vector<fe::AttentionImplementation_t>{fe::AttentionImplementation_t::COMPOSITE,
                                                             fe::AttentionImplementation_t::AUTO};
+  std::string why_not;
   for (const fe::AttentionImplementation_t impl : impls) {
+    std::string why;
     try {
       auto g = backward ? backward_graph(d) : forward_graph(d, impl);
-      const std::string why = plan(*g, handle);
+      why = plan(*g, handle);
       if (why.empty()) {
         result.workspace = g->get_workspace_size();
         if (result.workspace >= 0) {
           result.graph = std::move(g);
-          result.why_not.clear();
           return result;
         }
-        result.why_not = "negative workspace size";
-      } else {
-        result.why_not = why;
+        why = "negative workspace size";
       }
     } catch (const std::exception& e) {
-      result.why_not = e.what();
+      why = e.what();
     }
+    why_not += (why_not.empty() ? "" : "; ") + why;
   }
+  result.why_not = why_not;
   return result;
 }
 
@@ -225,7 +227,10 @@ bool run(const AttentionDesc& d, bool backward, std::unordered_map<std::int64_t,
     // Plan selection may query the device; it runs on the handle's stream.
     FERRITE_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
     Graph built = build(d, backward, s.handle);
-    if (!built.graph) ++s.unsupported;
+    if (!built.graph) {
+      ++s.unsupported;
+      s.last_unsupported_reason = built.why_not;
+    }
     it = s.graphs.emplace(key, std::move(built)).first;
   }
   const Graph& g = it->second;
@@ -280,7 +285,7 @@ bool backward(const AttentionDesc& d, const attention::Pointers& p, int device, 
 CacheInfo cache_info(int device) {
   DeviceState& s = state_of(device);
   std::lock_guard<std::mutex> lock(s.mutex);
-  return {s.graphs.size(), s.hits, s.misses, s.unsupported};
+  return {s.graphs.size(), s.hits, s.misses, s.unsupported, s.last_unsupported_reason};
 }
 
 void clear_cache(int device) {
@@ -291,6 +296,7 @@ void clear_cache(int device) {
   FERRITE_CUDA_CHECK(cudaDeviceSynchronize());
   s.graphs.clear();
   s.hits = s.misses = s.unsupported = 0;
+  s.last_unsupported_reason.clear();
 }
 
 }  // namespace ferrite::cuda::cudnn_sdpa

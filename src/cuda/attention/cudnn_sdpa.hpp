@@ -11,6 +11,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "cuda/attention/attention_kernels.cuh"
 #include "ferrite/backend_families/attention_ops.hpp"
@@ -40,8 +41,10 @@ bool backward(const AttentionDesc& desc, const attention::Pointers& p, int devic
 struct CacheInfo {
   std::size_t size = 0;
   std::int64_t hits = 0, misses = 0;
-  /// Graphs cuDNN could not build (those problems run on the own kernels).
+  /// Graphs cuDNN could not build (those problems run on the own kernels), and cuDNN's
+  /// reason for the latest of them.
   std::int64_t unsupported = 0;
+  std::string last_unsupported_reason;
 };
 CacheInfo cache_info(int device);
 /// Drops the device's graphs and zeroes its counters (waits for the device first).
