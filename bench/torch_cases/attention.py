@@ -61,7 +61,7 @@ def cases(quick):
     _problem(out, "sdpa_bf16_d64", torch.bfloat16, b, h, s, 64, False, False, rand)
     _problem(out, "sdpa_bf16_d256", torch.bfloat16, b, h, s, 256, False, False, rand)
     _problem(out, "sdpa_bf16_s16k_causal", torch.bfloat16, 1, 32 if full else 2, 16384 if full else 64, 128, True,
-             False, rand)
+             True, rand)  # forward only, as ferrite's twin
     d = 128
     db, dk = (64, 8192) if full else (2, 128)
     q = rand(db, 32, 1, d, dtype=torch.bfloat16)

@@ -174,10 +174,25 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle) {
   };
   std::string why = step(g.validate(), "validate");
   if (why.empty()) why = step(g.build_operation_graph(handle), "build_operation_graph");
-  if (why.empty()) why = step(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans");
+  if (why.empty())
+    why = step(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans");
   if (why.empty()) why = step(g.check_support(), "check_support");
   if (why.empty()) why = step(g.build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE), "build_plans");
   return why;
+}
+
+// cuDNN 9's deterministic backward on Hopper (the dP-workspace decomposition the frontend
+// picks for set_deterministic_algorithm) keeps dP = dO vᵀ for all of [B, Hq, Sq, Sk] in its
+// work area: 2·B·Hq·Sq·Sk bytes, the score matrix's size. ferrite's attention memory is
+// O(B·H·S·D), so a graph whose work area exceeds this multiple of its operands' bytes (q, k,
+// v, out, dO, dq, dk, dv) is declined and the problem runs on the own kernels: with equal
+// heads that admits self-attention up to S ≈ 128·D (D = 128: just below 16K), and keeps the issue's
+// B=1, H=16, S=32768, D=128 backward within its peak-memory bound. Forward graphs need little.
+constexpr std::int64_t kWorkAreaOperandRatio = 16;
+
+std::int64_t operand_bytes(const AttentionDesc& d) {
+  // q, out, dO, dq over the query side; k, v, dk, dv over the key side; two bytes each.
+  return 2 * 2 * (d.batch * d.heads_q * d.seq_q + d.batch * d.heads_kv * d.seq_k) * (d.head_dim + d.value_dim);
 }
 
 // Builds the graph of `d`. The frontend reports most failures as statuses but throws for
@@ -198,11 +213,12 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
       why = plan(*g, handle);
       if (why.empty()) {
         result.workspace = g->get_workspace_size();
-        if (result.workspace >= 0) {
+        if (result.workspace >= 0 && result.workspace <= kWorkAreaOperandRatio * operand_bytes(d)) {
           result.graph = std::move(g);
           return result;
         }
-        why = "negative workspace size";
+        why = "work area of " + std::to_string(result.workspace) + " bytes, more than " +
+              std::to_string(kWorkAreaOperandRatio) + "x the operands' " + std::to_string(operand_bytes(d));
       }
     } catch (const std::exception& e) {
       why = e.what();
