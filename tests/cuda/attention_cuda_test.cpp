@@ -24,6 +24,10 @@ class CudnnAttention : public ::testing::Test {
   }
 };
 
+// The benchmark-sized problems: seconds natively, far too slow under compute-sanitizer
+// (scripts/gpu-check.sh leaves CudnnAttentionLarge out of its memcheck run).
+class CudnnAttentionLarge : public CudnnAttention {};
+
 struct Qkv {
   Tensor q, k, v, grad_out;
 };
@@ -72,7 +76,7 @@ TEST_F(CudnnAttention, MaskedAndOddProblemsStayOnTheOwnKernels) {
 }
 
 // The issue's benchmark problems (bench/cases_attention.cpp) all take cuDNN's route.
-TEST_F(CudnnAttention, BenchmarkShapesHaveGraphs) {
+TEST_F(CudnnAttentionLarge, BenchmarkShapesHaveGraphs) {
   const Device gpu = Device::cuda(0);
   for (const DType dtype : {DType::BF16, DType::F16}) {
     const Qkv x = inputs(8, 16, 16, 4096, 4096, 128, dtype, gpu);
@@ -90,7 +94,7 @@ TEST_F(CudnnAttention, BenchmarkShapesHaveGraphs) {
 // the bytes of q, k, v, out and their gradients. cuDNN's deterministic backward would keep
 // an S x S dP (32 GiB) here, so its graph is declined (cudnn_sdpa.cpp: work area at most 16x
 // the operands) and the own backward runs (a few seconds on CUDA cores; causal halves it).
-TEST_F(CudnnAttention, IssueMemoryBoundHolds) {
+TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   const Device gpu = Device::cuda(0);
   const std::int64_t b = 1, h = 16, s = 32768, d = 128;
   const std::int64_t tensor_bytes = b * h * s * d * 2;
