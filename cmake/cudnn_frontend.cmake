@@ -23,9 +23,26 @@ message(STATUS "ferrite: cuDNN frontend ${FERRITE_HAVE_CUDNN_FRONTEND} (headers:
 function(ferrite_use_cudnn_frontend target)
   if(FERRITE_HAVE_CUDNN_FRONTEND)
     target_include_directories(${target} SYSTEM PRIVATE ${FERRITE_CUDNN_FRONTEND_INCLUDE_DIR} ${FERRITE_CUDNN_INCLUDE_DIR})
-    target_link_libraries(${target} PRIVATE ${FERRITE_CUDNN_LIBRARY})
+    target_link_libraries(${target} PRIVATE ${FERRITE_CUDNN_LIBRARY} CUDA::nvrtc)  # nvrtc: see below
     target_compile_definitions(${target} PRIVATE FERRITE_HAVE_CUDNN_FRONTEND=1)
   else()
     target_compile_definitions(${target} PRIVATE FERRITE_HAVE_CUDNN_FRONTEND=0)
+  endif()
+endfunction()
+
+# As ferrite_use_cudnn_frontend, but the frontend's include dirs and
+# FERRITE_HAVE_CUDNN_FRONTEND=0/1 go only to `sources` of `target` (the translation units that
+# include cudnn_frontend.h), so the command lines of the target's other sources stay as they
+# were (no rebuild of the whole library, ccache hits). libcudnn is linked to `target`.
+function(ferrite_use_cudnn_frontend_sources target)
+  if(FERRITE_HAVE_CUDNN_FRONTEND)
+    # One word each (-isystemDIR): a source's COMPILE_OPTIONS take no SHELL: groups.
+    set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_OPTIONS
+      -isystem${FERRITE_CUDNN_FRONTEND_INCLUDE_DIR} -isystem${FERRITE_CUDNN_INCLUDE_DIR})
+    set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_DEFINITIONS FERRITE_HAVE_CUDNN_FRONTEND=1)
+    # The frontend's own runtime-compiled engines (experimental/nvrtc_shim.h) call NVRTC.
+    target_link_libraries(${target} PRIVATE ${FERRITE_CUDNN_LIBRARY} CUDA::nvrtc)
+  else()
+    set_property(SOURCE ${ARGN} APPEND PROPERTY COMPILE_DEFINITIONS FERRITE_HAVE_CUDNN_FRONTEND=0)
   endif()
 endfunction()

@@ -11,38 +11,59 @@ def _at_least(ratio):
     return (f"≥ {ratio:.2f}× PyTorch", lambda f, t, x: f >= ratio * t)
 
 
-TARGETS = {}
+# The issue's targets (issue #16): F16/BF16 at B=8, H=16, S=4096, D=128 forward and backward,
+# causal and not, and decoding, each at least PyTorch's rate.
+TARGETS = {
+    f"sdpa_{dtype}{causal}_{step}": _at_least(1.0)
+    for dtype in ("bf16", "f16")
+    for causal in ("", "_causal")
+    for step in ("fwd", "bwd")
+}
+TARGETS["sdpa_decode_bf16_gqa"] = _at_least(1.0)
 
 
 def _flops(b, h, sq, sk, d, causal, products):
     return 2.0 * products * b * h * sq * sk * d / (2.0 if causal else 1.0)
 
 
+def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand):
+    q, k, v, go = (rand(b, h, s, d, dtype=dtype) for _ in range(4))
+    out.append(Case(name + "_fwd", lambda q=q, k=k, v=v, c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c),
+                    flops=_flops(b, h, s, s, d, causal, 2)))
+    if forward_only:
+        return
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+    o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+
+    def bwd(o=o, qg=qg, kg=kg, vg=vg, go=go):
+        return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
+
+    out.append(Case(name + "_bwd", bwd, flops=_flops(b, h, s, s, d, causal, 5)))
+
+
 def cases(quick):
     dev = torch.device("cuda")
-    b, h, s, d = (1, 2, 64, 128) if quick else (1, 16, 2048, 128)
+    full = not quick
     g = torch.Generator(device=dev).manual_seed(0)
 
     def rand(*shape, dtype):
         return (torch.rand(*shape, device=dev, generator=g) * 4 - 2).to(dtype)
 
     out = []
+    # F16/BF16 at the issue's B=8, H=16, S=4096, D=128; F32 (forward only) at B=1, S=2048.
     for dtype, suffix in ((torch.bfloat16, "bf16"), (torch.float16, "f16"), (torch.float32, "f32")):
-        q, k, v, go = (rand(b, h, s, d, dtype=dtype) for _ in range(4))
+        half = dtype != torch.float32
+        b, h = (8 if full and half else 1), (16 if full else 2)
+        s = (4096 if half else 2048) if full else 64
         for causal in (False, True):
-            name = f"sdpa_{suffix}" + ("_causal" if causal else "")
-            out.append(Case(name + "_fwd", lambda q=q, k=k, v=v, c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c),
-                            flops=_flops(b, h, s, s, d, causal, 2)))
-            if dtype == torch.float32:
-                continue
-            qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
-            o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
-
-            def bwd(o=o, qg=qg, kg=kg, vg=vg, go=go):
-                return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
-
-            out.append(Case(name + "_bwd", bwd, flops=_flops(b, h, s, s, d, causal, 5)))
-    db, dk = (2, 128) if quick else (64, 8192)
+            _problem(out, f"sdpa_{suffix}" + ("_causal" if causal else ""), dtype, b, h, s, 128, causal, not half, rand)
+    b, h, s = (8, 16, 4096) if full else (1, 2, 64)
+    _problem(out, "sdpa_bf16_d64", torch.bfloat16, b, h, s, 64, False, False, rand)
+    _problem(out, "sdpa_bf16_d256", torch.bfloat16, b, h, s, 256, False, False, rand)
+    _problem(out, "sdpa_bf16_s16k_causal", torch.bfloat16, 1, 32 if full else 2, 16384 if full else 64, 128, True,
+             True, rand)  # forward only, as ferrite's twin
+    d = 128
+    db, dk = (64, 8192) if full else (2, 128)
     q = rand(db, 32, 1, d, dtype=torch.bfloat16)
     k, v = rand(db, 8, dk, d, dtype=torch.bfloat16), rand(db, 8, dk, d, dtype=torch.bfloat16)
     out.append(Case("sdpa_decode_bf16_gqa", lambda: F.scaled_dot_product_attention(q, k, v, enable_gqa=True),

@@ -3,7 +3,8 @@
 // own matmul, softmax and masking on the CPU (the score matrix materialised, as the op never
 // does). Inputs in [-1, 1]; every shape of the issue within test time: decoding (Sq = 1),
 // Sq != Sk both ways, causal with Sq > Sk, GQA, B = 0, Sk = 0, D not a multiple of 8, Bool and
-// additive masks with fully masked rows (0 output, 0 gradient).
+// additive masks with fully masked rows (0 output, 0 gradient), S = 1000. On the GPU the F16/
+// BF16 cases run through both of its routes (cuDNN's SDPA and the own kernels, see the specs).
 #include <cmath>
 #include <limits>
 
@@ -41,6 +42,18 @@ const std::vector<Spec>& specs() {
       {"key_padding_gqa4", 2, 4, 1, 6, 19, 32, 32, false, 3},
       {"causal_and_mask_scale", 1, 2, 2, 10, 10, 32, 32, true, 2, 0.3},
       {"d256", 1, 1, 1, 7, 9, 256, 256},
+      // F16/BF16 on the GPU: cuDNN's SDPA takes the unmasked and causal cases with head dims
+      // multiples of 8 (cuda_attention_ops.cpp); the masked, odd-dim and empty ones above stay
+      // on the own kernels. These cover cuDNN's route: D = 64 and 128, GQA, causal with
+      // Sq == Sk and Sq < Sk (top-left: decoding with causal sees key 0 only), decoding,
+      // S = 1000, Dv != D, a given scale.
+      {"cudnn_s1000_gqa_d64", 1, 4, 2, 1000, 1000, 64, 64},
+      {"cudnn_s1000_causal_d128", 1, 2, 2, 1000, 1000, 128, 128, true},
+      {"cudnn_causal_gqa_d128", 2, 4, 1, 64, 64, 128, 128, true},
+      {"cudnn_causal_sq_lt_sk_d64", 1, 2, 2, 40, 300, 64, 64, true},
+      {"cudnn_decode_gqa4_d128", 2, 8, 2, 1, 300, 128, 128},
+      {"cudnn_decode_causal_d64", 1, 2, 2, 1, 64, 64, 64, true},
+      {"cudnn_dv_ne_d_scale", 1, 2, 2, 33, 47, 64, 32, false, 0, 0.05},
   };
   return s;
 }

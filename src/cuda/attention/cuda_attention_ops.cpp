@@ -1,13 +1,32 @@
-// The CUDA backend's scaled dot-product attention: own flash-attention kernels for every dtype
-// (attention_kernels.cu) on the device's current stream; the backward's per-row scratch comes
-// from the device pool.
+// The CUDA backend's scaled dot-product attention on the device's current stream. Two routes,
+// both computing ferrite's semantics (attention_ops.hpp) exactly, chosen per call:
+//  - cuDNN's fused SDPA (cudnn_sdpa.cpp) for F16/BF16 problems it takes as they are: no mask
+//    or causal only, head dims multiples of 8 up to 256, and a graph cuDNN can plan on this
+//    device (tried once per shape, cached either way);
+//  - the own flash-attention kernels (attention_kernels.cu) for everything else: F32/F64,
+//    Bool and additive masks (fully masked rows), other head dims, shapes cuDNN declines.
+// Forward and backward choose independently: both routes read and write the same out and
+// logsumexp (natural log of the scaled scores), so either backward takes either forward's.
+// The own backward's per-row scratch and cuDNN's work area come from the device pool.
+#include <cstdint>
+#include <initializer_list>
+
 #include "cuda/attention/attention_kernels.cuh"
+#include "cuda/attention/cudnn_sdpa.hpp"
 #include "cuda/cuda_families.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
 
 namespace ferrite::cuda {
 namespace {
+
+// cuDNN's kernels move q/k/v/out with 16-byte vector loads; the front end's dense Buffers
+// start on that grid (Tensor::buffer), checked here so no route depends on it silently.
+bool aligned16(std::initializer_list<const void*> pointers) {
+  for (const void* p : pointers)
+    if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
+  return true;
+}
 
 class CudaAttentionOps final : public AttentionOps {
  public:
@@ -26,7 +45,11 @@ class CudaAttentionOps final : public AttentionOps {
     p.mask = desc.mask == AttentionMaskKind::None ? nullptr : mask.data();
     p.result = out.data();
     p.logsumexp = logsumexp.data();
-    attention::forward(desc, p, DeviceContext::get(device).current_stream());
+    const cudaStream_t stream = DeviceContext::get(device).current_stream();
+    if (cudnn_sdpa::eligible(desc) && aligned16({p.q, p.k, p.v, p.result, p.logsumexp}) &&
+        cudnn_sdpa::forward(desc, p, device, stream))
+      return;
+    attention::forward(desc, p, stream);
   }
 
   void backward(const AttentionDesc& desc, const Buffer& grad_out, const Buffer& q, const Buffer& k, const Buffer& v,
@@ -35,7 +58,6 @@ class CudaAttentionOps final : public AttentionOps {
     const int device = q.device().index;
     DeviceGuard guard(device);
     const cudaStream_t stream = DeviceContext::get(device).current_stream();
-    shape::Scratch delta(device, attention::delta_bytes(desc), stream);
     attention::Pointers p;
     p.q = q.data();
     p.k = k.data();
@@ -44,10 +66,14 @@ class CudaAttentionOps final : public AttentionOps {
     p.out = out.data();
     p.grad_out = grad_out.data();
     p.logsumexp = logsumexp.data();
-    p.delta = delta.as<void>();
     p.dq = dq.data();
     p.dk = dk.data();
     p.dv = dv.data();
+    if (cudnn_sdpa::eligible(desc) && aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv}) &&
+        cudnn_sdpa::backward(desc, p, device, stream))
+      return;
+    shape::Scratch delta(device, attention::delta_bytes(desc), stream);
+    p.delta = delta.as<void>();
     attention::backward(desc, p, stream);
   }
 };

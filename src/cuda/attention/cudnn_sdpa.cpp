@@ -1,0 +1,333 @@
+// cuDNN's fused SDPA for F16/BF16 through the cuDNN frontend's graph API (cudnn_sdpa.hpp).
+//
+// One graph per problem: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] and out
+// [B, Hq, Sq, Dv] dense row-major (strides from the dims), the F32 Stats [B, Hq, Sq, 1]
+// being exactly ferrite's logsumexp (natural log of sum exp of the scaled scores: cuDNN's
+// default, stats_use_log2 left off); grouped-query attention is cuDNN's own (k/v with fewer
+// heads); causal is cuDNN's diagonal band with right bound 0 aligned TOP_LEFT, i.e. key j is
+// hidden from query i when j > i, as ferrite and PyTorch. The backward is cuDNN's
+// deterministic algorithm (set_deterministic_algorithm), so a run repeats bit for bit as the
+// own kernels do.
+//
+// Per device: one cudnnHandle (created lazily) and a graph cache keyed by everything a graph
+// depends on, under one mutex that is held from lookup to the last enqueue (the handle is
+// bound to the caller's stream with cudnnSetStream on every call). A problem cuDNN cannot
+// build a plan for is cached as such, so it is tried once and then goes straight to the own
+// kernels. The work area comes from ferrite's stream-ordered pool on the current stream.
+#include "cuda/attention/cudnn_sdpa.hpp"
+
+#if FERRITE_HAVE_CUDNN_FRONTEND
+
+#include <cudnn_frontend.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "cuda/runtime/cuda_check.hpp"
+#include "cuda/runtime/device_context.hpp"
+#include "cuda/shape/shape_runtime.hpp"
+#include "ferrite/error.hpp"
+
+namespace ferrite::cuda::cudnn_sdpa {
+namespace {
+
+namespace fe = cudnn_frontend;
+using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
+
+#define FERRITE_CUDNN_CHECK(expr)                                                                      \
+  do {                                                                                                 \
+    const cudnnStatus_t ferrite_cudnn_status_ = (expr);                                                \
+    if (ferrite_cudnn_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                    \
+      throw_library_error("cuDNN", static_cast<int>(ferrite_cudnn_status_),                            \
+                          cudnnGetErrorString(ferrite_cudnn_status_), #expr, __FILE__, __LINE__);      \
+  } while (0)
+
+// The tensors' uids in a graph's variant pack.
+enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
+
+struct Key {
+  DType dtype;
+  std::int64_t b, hq, hkv, sq, sk, d, dv;
+  bool causal;
+  std::uint32_t scale_bits;  // the float cuDNN is given
+  bool backward;
+  auto tie() const { return std::tie(dtype, b, hq, hkv, sq, sk, d, dv, causal, scale_bits, backward); }
+  bool operator<(const Key& o) const { return tie() < o.tie(); }
+};
+
+struct Graph {
+  std::shared_ptr<fe::graph::Graph> graph;  // null: cuDNN has no plan for this problem
+  std::int64_t workspace = 0;
+  std::string why_not;  // cuDNN's message when graph is null
+};
+
+struct DeviceState {
+  std::mutex mutex;
+  cudnnHandle_t handle = nullptr;
+  std::map<Key, Graph> graphs;
+  std::int64_t hits = 0, misses = 0, unsupported = 0;
+  std::string last_unsupported_reason;
+};
+
+DeviceState& state_of(int device) {
+  static std::mutex states_mutex;
+  // Never destroyed: handles and plans must not outlive the CUDA context at process exit.
+  static std::vector<DeviceState*>* states = new std::vector<DeviceState*>();
+  std::lock_guard<std::mutex> lock(states_mutex);
+  if (states->empty()) states->resize(static_cast<std::size_t>(DeviceContext::count()));
+  FERRITE_CHECK(device >= 0 && static_cast<std::size_t>(device) < states->size(), InvalidArgument,
+                "cuDNN attention: no CUDA device ", device);
+  auto& slot = (*states)[static_cast<std::size_t>(device)];
+  if (!slot) slot = new DeviceState();
+  return *slot;
+}
+
+fe::DataType_t io_type(DType d) { return d == DType::F16 ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16; }
+
+Key key_of(const AttentionDesc& d, bool backward) {
+  return {d.dtype,  d.batch,  d.heads_q, d.heads_kv, d.seq_q, d.seq_k, d.head_dim, d.value_dim, d.causal,
+          std::bit_cast<std::uint32_t>(static_cast<float>(d.scale)), backward};
+}
+
+// A dense row-major 4-D tensor of the graph.
+TensorPtr dense(fe::graph::Graph& g, const char* name, Uid uid, std::int64_t n0, std::int64_t n1, std::int64_t n2,
+                std::int64_t n3) {
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name(name)
+                      .set_uid(uid)
+                      .set_dim({n0, n1, n2, n3})
+                      .set_stride({n1 * n2 * n3, n2 * n3, n3, 1}));
+}
+
+void set_dense(const TensorPtr& t, Uid uid, std::int64_t n0, std::int64_t n1, std::int64_t n2, std::int64_t n3) {
+  t->set_output(true).set_uid(uid).set_dim({n0, n1, n2, n3}).set_stride({n1 * n2 * n3, n2 * n3, n3, 1});
+}
+
+// ferrite's logsumexp [B, Hq, Sq] as cuDNN's Stats [B, Hq, Sq, 1].
+void set_stats(const TensorPtr& t, const AttentionDesc& d) {
+  t->set_uid(kStats)
+      .set_data_type(fe::DataType_t::FLOAT)
+      .set_dim({d.batch, d.heads_q, d.seq_q, 1})
+      .set_stride({d.heads_q * d.seq_q, d.seq_q, 1, 1});
+}
+
+std::shared_ptr<fe::graph::Graph> new_graph(const AttentionDesc& d) {
+  auto g = std::make_shared<fe::graph::Graph>();
+  g->set_io_data_type(io_type(d.dtype))
+      .set_intermediate_data_type(fe::DataType_t::FLOAT)
+      .set_compute_data_type(fe::DataType_t::FLOAT);
+  return g;
+}
+
+std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionDesc& d, fe::AttentionImplementation_t impl) {
+  auto g = new_graph(d);
+  const TensorPtr q = dense(*g, "q", kQ, d.batch, d.heads_q, d.seq_q, d.head_dim);
+  const TensorPtr k = dense(*g, "k", kK, d.batch, d.heads_kv, d.seq_k, d.head_dim);
+  const TensorPtr v = dense(*g, "v", kV, d.batch, d.heads_kv, d.seq_k, d.value_dim);
+  auto options = fe::graph::SDPA_attributes()
+                     .set_name("sdpa")
+                     .set_generate_stats(true)
+                     .set_attn_scale(static_cast<float>(d.scale))
+                     .set_implementation(impl);
+  if (d.causal) options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
+  auto [o, stats] = g->sdpa(q, k, v, std::move(options));
+  set_dense(o, kO, d.batch, d.heads_q, d.seq_q, d.value_dim);
+  stats->set_output(true);
+  set_stats(stats, d);
+  return g;
+}
+
+std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
+  auto g = new_graph(d);
+  const TensorPtr q = dense(*g, "q", kQ, d.batch, d.heads_q, d.seq_q, d.head_dim);
+  const TensorPtr k = dense(*g, "k", kK, d.batch, d.heads_kv, d.seq_k, d.head_dim);
+  const TensorPtr v = dense(*g, "v", kV, d.batch, d.heads_kv, d.seq_k, d.value_dim);
+  const TensorPtr o = dense(*g, "o", kO, d.batch, d.heads_q, d.seq_q, d.value_dim);
+  const TensorPtr dout = dense(*g, "do", kDO, d.batch, d.heads_q, d.seq_q, d.value_dim);
+  const TensorPtr stats = g->tensor(fe::graph::Tensor_attributes().set_name("stats"));
+  set_stats(stats, d);
+  auto options = fe::graph::SDPA_backward_attributes()
+                     .set_name("sdpa_backward")
+                     .set_attn_scale(static_cast<float>(d.scale))
+                     .set_deterministic_algorithm(true);
+  if (d.causal) options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
+  auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dout, stats, std::move(options));
+  set_dense(dq, kDQ, d.batch, d.heads_q, d.seq_q, d.head_dim);
+  set_dense(dk, kDK, d.batch, d.heads_kv, d.seq_k, d.head_dim);
+  set_dense(dv, kDV, d.batch, d.heads_kv, d.seq_k, d.value_dim);
+  return g;
+}
+
+// Validates, lowers and plans `g`; "" when it has an executable plan, else cuDNN's reason.
+std::string plan(fe::graph::Graph& g, cudnnHandle_t handle) {
+  auto step = [](fe::error_t status, const char* what) -> std::string {
+    return status.is_good() ? std::string() : std::string(what) + ": " + status.get_message();
+  };
+  std::string why = step(g.validate(), "validate");
+  if (why.empty()) why = step(g.build_operation_graph(handle), "build_operation_graph");
+  if (why.empty())
+    why = step(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans");
+  if (why.empty()) why = step(g.check_support(), "check_support");
+  if (why.empty()) why = step(g.build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE), "build_plans");
+  return why;
+}
+
+// cuDNN 9's deterministic backward on Hopper (the dP-workspace decomposition the frontend
+// picks for set_deterministic_algorithm) keeps dP = dO vᵀ for all of [B, Hq, Sq, Sk] in its
+// work area: 2·B·Hq·Sq·Sk bytes, the score matrix's size. ferrite's attention memory is
+// O(B·H·S·D), so a graph whose work area exceeds this multiple of its operands' bytes (q, k,
+// v, out, dO, dq, dk, dv) is declined and the problem runs on the own kernels: with equal
+// heads that admits self-attention up to S ≈ 128·D (D = 128: just below 16K), and keeps the issue's
+// B=1, H=16, S=32768, D=128 backward within its peak-memory bound. Forward graphs need little.
+constexpr std::int64_t kWorkAreaOperandRatio = 16;
+
+std::int64_t operand_bytes(const AttentionDesc& d) {
+  // q, out, dO, dq over the query side; k, v, dk, dv over the key side; two bytes each.
+  return 2 * 2 * (d.batch * d.heads_q * d.seq_q + d.batch * d.heads_kv * d.seq_k) * (d.head_dim + d.value_dim);
+}
+
+// Builds the graph of `d`. The frontend reports most failures as statuses but throws for
+// some (no SDPA implementation fits): both mean "no plan", never an error of the call.
+Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
+  Graph result;
+  // The forward first as the composite node (what PyTorch's cuDNN attention runs), then
+  // whatever the frontend selects itself.
+  const std::vector<fe::AttentionImplementation_t> impls =
+      backward ? std::vector<fe::AttentionImplementation_t>{fe::AttentionImplementation_t::AUTO}
+               : std::vector<fe::AttentionImplementation_t>{fe::AttentionImplementation_t::COMPOSITE,
+                                                            fe::AttentionImplementation_t::AUTO};
+  std::string why_not;
+  for (const fe::AttentionImplementation_t impl : impls) {
+    std::string why;
+    try {
+      auto g = backward ? backward_graph(d) : forward_graph(d, impl);
+      why = plan(*g, handle);
+      if (why.empty()) {
+        result.workspace = g->get_workspace_size();
+        if (result.workspace >= 0 && result.workspace <= kWorkAreaOperandRatio * operand_bytes(d)) {
+          result.graph = std::move(g);
+          return result;
+        }
+        why = "work area of " + std::to_string(result.workspace) + " bytes, more than " +
+              std::to_string(kWorkAreaOperandRatio) + "x the operands' " + std::to_string(operand_bytes(d));
+      }
+    } catch (const std::exception& e) {
+      why = e.what();
+    }
+    why_not += (why_not.empty() ? "" : "; ") + why;
+  }
+  result.why_not = why_not;
+  return result;
+}
+
+bool run(const AttentionDesc& d, bool backward, std::unordered_map<std::int64_t, void*>& pack, int device,
+         cudaStream_t stream) {
+  DeviceState& s = state_of(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  if (!s.handle) FERRITE_CUDNN_CHECK(cudnnCreate(&s.handle));
+  const Key key = key_of(d, backward);
+  auto it = s.graphs.find(key);
+  if (it != s.graphs.end()) {
+    ++s.hits;
+  } else {
+    ++s.misses;
+    // Plan selection may query the device; it runs on the handle's stream.
+    FERRITE_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
+    Graph built = build(d, backward, s.handle);
+    if (!built.graph) {
+      ++s.unsupported;
+      s.last_unsupported_reason = built.why_not;
+    }
+    it = s.graphs.emplace(key, std::move(built)).first;
+  }
+  const Graph& g = it->second;
+  if (!g.graph) return false;
+  FERRITE_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
+  shape::Scratch workspace(device, static_cast<std::size_t>(g.workspace), stream);
+  fe::error_t status;
+  try {
+    status = g.graph->execute(s.handle, pack, workspace.as<void>());
+  } catch (const std::exception& e) {
+    status = fe::error_t(fe::error_code_t::GRAPH_EXECUTION_FAILED, e.what());
+  }
+  FERRITE_CHECK(status.is_good(), Library, "scaled_dot_product_attention", backward ? "_backward" : "",
+                ": cuDNN failed to execute its SDPA graph for ", dtype_name(d.dtype), " q [", d.batch, ", ", d.heads_q,
+                ", ", d.seq_q, ", ", d.head_dim, "], k/v [", d.batch, ", ", d.heads_kv, ", ", d.seq_k, ", ",
+                d.head_dim, "/", d.value_dim, "]", d.causal ? " causal" : "", ": ", status.get_message());
+  return true;
+}
+
+}  // namespace
+
+bool compiled() { return true; }
+
+bool eligible(const AttentionDesc& d) {
+  if (d.dtype != DType::F16 && d.dtype != DType::BF16) return false;
+  if (d.mask != AttentionMaskKind::None) return false;
+  if (d.batch < 1 || d.heads_q < 1 || d.heads_kv < 1 || d.seq_q < 1 || d.seq_k < 1) return false;
+  if (d.heads_q % d.heads_kv != 0) return false;
+  if (d.head_dim % 8 != 0 || d.value_dim % 8 != 0 || d.head_dim > 256 || d.value_dim > 256) return false;
+  // cuDNN's kernels index with 32-bit offsets in places: stay well inside them.
+  constexpr std::int64_t kLimit = std::int64_t(1) << 31;
+  const std::int64_t width = std::max(d.head_dim, d.value_dim);
+  if (d.batch * d.heads_q * std::max(d.seq_q, d.seq_k) * width >= kLimit) return false;
+  return std::isfinite(static_cast<float>(d.scale));
+}
+
+bool forward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
+  std::unordered_map<std::int64_t, void*> pack = {
+      {kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)},
+      {kO, p.result},               {kStats, p.logsumexp}};
+  return run(d, false, pack, device, stream);
+}
+
+bool backward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
+  std::unordered_map<std::int64_t, void*> pack = {
+      {kQ, const_cast<void*>(p.q)},    {kK, const_cast<void*>(p.k)},         {kV, const_cast<void*>(p.v)},
+      {kO, const_cast<void*>(p.out)},  {kDO, const_cast<void*>(p.grad_out)}, {kStats, p.logsumexp},
+      {kDQ, p.dq},                     {kDK, p.dk},                          {kDV, p.dv}};
+  return run(d, true, pack, device, stream);
+}
+
+CacheInfo cache_info(int device) {
+  DeviceState& s = state_of(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  return {s.graphs.size(), s.hits, s.misses, s.unsupported, s.last_unsupported_reason};
+}
+
+void clear_cache(int device) {
+  DeviceState& s = state_of(device);
+  DeviceGuard guard(device);
+  std::lock_guard<std::mutex> lock(s.mutex);
+  // Work queued with a plan may still be running.
+  FERRITE_CUDA_CHECK(cudaDeviceSynchronize());
+  s.graphs.clear();
+  s.hits = s.misses = s.unsupported = 0;
+  s.last_unsupported_reason.clear();
+}
+
+}  // namespace ferrite::cuda::cudnn_sdpa
+
+#else  // no cuDNN frontend in this build: the own kernels run everything
+
+namespace ferrite::cuda::cudnn_sdpa {
+
+bool compiled() { return false; }
+bool eligible(const AttentionDesc&) { return false; }
+bool forward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }
+bool backward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }
+CacheInfo cache_info(int) { return {}; }
+void clear_cache(int) {}
+
+}  // namespace ferrite::cuda::cudnn_sdpa
+
+#endif

@@ -1,0 +1,53 @@
+// cuDNN's fused scaled dot-product attention (its graph API through the header-only cuDNN
+// frontend) for F16/BF16: the route cuda_attention_ops.cpp takes for the problems cuDNN
+// computes with exactly ferrite's semantics (AttentionDesc), the own kernels
+// (attention_kernels.cu) for everything else. cudnn_sdpa.cpp is the only translation unit
+// that includes cudnn_frontend.h (a ~50 s compile); built without the frontend
+// (FERRITE_HAVE_CUDNN_FRONTEND=0) every function here says "not taken" and the own kernels
+// run everything.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "cuda/attention/attention_kernels.cuh"
+#include "ferrite/backend_families/attention_ops.hpp"
+
+namespace ferrite::cuda::cudnn_sdpa {
+
+/// Whether this build has the cuDNN frontend compiled in.
+bool compiled();
+
+/// Whether `desc` is a problem cuDNN's SDPA computes with ferrite's semantics, judged from the
+/// description alone: F16/BF16, no mask (causal allowed: both top-left aligned, and a
+/// top-left causal row always sees key 0, so no row is fully masked), every extent >= 1, head
+/// dims multiples of 8 up to 256, tensors below 2^31 elements. Whether cuDNN has a plan on
+/// this device is only known when the graph is built (forward/backward return false then).
+bool eligible(const AttentionDesc& desc);
+
+/// out and logsumexp through cuDNN on `stream` (the caller has made `device` current).
+/// Returns false, having queued nothing, when cuDNN has no plan for this problem on this
+/// device (the outcome is cached, so the graph is tried once per shape). Throws
+/// ferrite::Error (Library, with cuDNN's message) when a built graph fails to execute.
+bool forward(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream);
+/// dq, dk, dv (cuDNN's deterministic backward), as forward.
+bool backward(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream);
+
+/// The graph cache of a device: graphs held (supported or not), lookups that found one, and
+/// lookups that built one. For tests: a second call with the same problem is a hit.
+struct CacheInfo {
+  std::size_t size = 0;
+  std::int64_t hits = 0, misses = 0;
+  /// Graphs cuDNN could not build (those problems run on the own kernels), and cuDNN's
+  /// reason for the latest of them.
+  std::int64_t unsupported = 0;
+  std::string last_unsupported_reason;
+};
+CacheInfo cache_info(int device);
+/// Drops the device's graphs and zeroes its counters (waits for the device first).
+void clear_cache(int device);
+
+}  // namespace ferrite::cuda::cudnn_sdpa

@@ -1,0 +1,138 @@
+// Scaled dot-product attention on the GPU beyond the conformance suite: cuDNN's route
+// (src/cuda/attention/cudnn_sdpa.hpp, an internal header: the graph cache is not public API)
+// builds a graph once per problem, takes the benchmark's shapes, and leaves masked problems
+// to the own kernels; cuDNN's results agree with the own kernels'.
+#include <gtest/gtest.h>
+
+#include "conformance/conformance.hpp"
+#include "ferrite/ferrite.hpp"
+
+#if FERRITE_WITH_CUDA
+#include "cuda/attention/cudnn_sdpa.hpp"
+
+namespace ferrite {
+namespace {
+
+namespace sdpa = cuda::cudnn_sdpa;
+
+class CudnnAttention : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+    if (!sdpa::compiled()) GTEST_SKIP() << "built without the cuDNN frontend (scripts/install-deps.sh)";
+    sdpa::clear_cache(0);
+  }
+};
+
+// The benchmark-sized problems: seconds natively, far too slow under compute-sanitizer
+// (scripts/gpu-check.sh leaves CudnnAttentionLarge out of its memcheck run).
+class CudnnAttentionLarge : public CudnnAttention {};
+
+struct Qkv {
+  Tensor q, k, v, grad_out;
+};
+
+// Standard normal inputs made on the device (the benchmark shapes are too large to fill on
+// the host quickly); a fixed generator, so every run sees the same values.
+Qkv inputs(std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t sq, std::int64_t sk, std::int64_t d,
+           DType dtype, Device device) {
+  random::Generator generator(1234, device);
+  auto normal = [&](Shape shape) { return random::randn(std::move(shape), DType::F32, device, &generator).to(dtype); };
+  return {normal({b, hq, sq, d}), normal({b, hkv, sk, d}), normal({b, hkv, sk, d}), normal({b, hq, sq, d})};
+}
+
+void forward_and_backward(const Qkv& x, const nn::AttentionOptions& o) {
+  const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
+  (void)nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+}
+
+TEST_F(CudnnAttention, SecondCallWithTheSameShapeBuildsNoGraph) {
+  const Qkv x = inputs(2, 4, 2, 64, 64, 64, DType::BF16, Device::cuda(0));
+  forward_and_backward(x, {.causal = true});
+  const sdpa::CacheInfo first = sdpa::cache_info(0);
+  EXPECT_EQ(first.misses, 2);  // the forward's graph and the backward's
+  EXPECT_EQ(first.hits, 0);
+  EXPECT_EQ(first.size, 2u);
+  // cuDNN on the H200 plans this problem: an unsupported graph here means the route is dead.
+  EXPECT_EQ(first.unsupported, 0) << first.last_unsupported_reason;
+  forward_and_backward(x, {.causal = true});
+  const sdpa::CacheInfo second = sdpa::cache_info(0);
+  EXPECT_EQ(second.misses, 2);
+  EXPECT_EQ(second.hits, 2);
+  EXPECT_EQ(second.size, 2u);
+  forward_and_backward(x, {.causal = false});  // another problem: two new graphs
+  EXPECT_EQ(sdpa::cache_info(0).misses, 4);
+}
+
+TEST_F(CudnnAttention, MaskedAndOddProblemsStayOnTheOwnKernels) {
+  const Device gpu = Device::cuda(0);
+  const Qkv x = inputs(1, 2, 2, 16, 16, 64, DType::F16, gpu);
+  forward_and_backward(x, {.mask = ones({16, 16}, DType::Bool, gpu)});
+  const Qkv odd = inputs(1, 2, 2, 16, 16, 20, DType::F16, gpu);
+  forward_and_backward(odd, {});
+  const Qkv f32 = inputs(1, 2, 2, 16, 16, 64, DType::F32, gpu);
+  forward_and_backward(f32, {});
+  EXPECT_EQ(sdpa::cache_info(0).misses, 0);
+}
+
+// The issue's benchmark problems (bench/cases_attention.cpp) all take cuDNN's route.
+TEST_F(CudnnAttentionLarge, BenchmarkShapesHaveGraphs) {
+  const Device gpu = Device::cuda(0);
+  for (const DType dtype : {DType::BF16, DType::F16}) {
+    const Qkv x = inputs(8, 16, 16, 4096, 4096, 128, dtype, gpu);
+    forward_and_backward(x, {.causal = false});
+    forward_and_backward(x, {.causal = true});
+  }
+  const Qkv decode = inputs(64, 32, 8, 1, 8192, 128, DType::BF16, gpu);
+  (void)nn::scaled_dot_product_attention(decode.q, decode.k, decode.v);
+  const sdpa::CacheInfo info = sdpa::cache_info(0);
+  EXPECT_EQ(info.misses, 9);
+  EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
+}
+
+// The issue's memory bound: B=1, H=16, S=32768, D=128 BF16 forward + backward peaks below 4x
+// the bytes of q, k, v, out and their gradients. cuDNN's deterministic backward would keep
+// an S x S dP (32 GiB) here, so its graph is declined (cudnn_sdpa.cpp: work area at most 16x
+// the operands) and the own backward runs (a few seconds on CUDA cores; causal halves it).
+TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
+  const Device gpu = Device::cuda(0);
+  const std::int64_t b = 1, h = 16, s = 32768, d = 128;
+  const std::int64_t tensor_bytes = b * h * s * d * 2;
+  const Qkv x = inputs(b, h, h, s, s, d, DType::BF16, gpu);
+  synchronize(gpu);
+  cuda::reset_peak_memory(0);
+  const nn::AttentionOptions o{.causal = true};
+  const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
+  const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+  synchronize(gpu);
+  const std::int64_t peak = memory_stats(gpu).peak_bytes;
+  EXPECT_LT(peak, 4 * 8 * tensor_bytes) << "peak " << peak << " bytes";
+  EXPECT_EQ(sdpa::cache_info(0).misses, 2);
+  EXPECT_EQ(sdpa::cache_info(0).unsupported, 1) << "the backward's graph is declined for its work area";
+}
+
+// cuDNN against the own kernels on the same GPU: the own kernels take the problem when a
+// mask that hides nothing is given (an all-true Bool mask means no mask).
+TEST_F(CudnnAttention, AgreesWithTheOwnKernels) {
+  const Device gpu = Device::cuda(0);
+  for (const bool causal : {false, true}) {
+    const Qkv x = inputs(2, 8, 2, 200, 200, 128, DType::BF16, gpu);
+    const nn::AttentionOptions plain{.causal = causal};
+    const nn::AttentionOptions masked{.causal = causal, .mask = ones({200, 200}, DType::Bool, gpu)};
+    const auto a = nn::scaled_dot_product_attention(x.q, x.k, x.v, plain);
+    const auto b = nn::scaled_dot_product_attention(x.q, x.k, x.v, masked);
+    EXPECT_EQ(conformance::compare(a.out, b.out, {3e-2, 1e-2}), "") << "out, causal " << causal;
+    EXPECT_EQ(conformance::compare(a.logsumexp, b.logsumexp, {1e-3, 1e-3}), "") << "logsumexp, causal " << causal;
+    const auto ga = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, a.out, a.logsumexp, plain);
+    const auto gb = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, a.out, a.logsumexp, masked);
+    EXPECT_EQ(conformance::compare(ga.dq, gb.dq, {3e-2, 1e-2}), "") << "dq, causal " << causal;
+    EXPECT_EQ(conformance::compare(ga.dk, gb.dk, {3e-2, 1e-2}), "") << "dk, causal " << causal;
+    EXPECT_EQ(conformance::compare(ga.dv, gb.dv, {3e-2, 1e-2}), "") << "dv, causal " << causal;
+  }
+  EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
+}
+
+}  // namespace
+}  // namespace ferrite
+
+#endif  // FERRITE_WITH_CUDA
