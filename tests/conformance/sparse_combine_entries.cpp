@@ -68,6 +68,10 @@ std::vector<Case> spgemm_cases(DType dtype, Rng& rng) {
                        {sparse_dense(s.m, s.k, s.da, dtype, rng), sparse_dense(s.k, s.n, s.db, dtype, rng)},
                        {la, lb, index}});
     }
+  // A skewed product: one row of A meets every row of B.
+  Tensor skewed = sparse_dense(4, 300, 0.01, dtype, rng);
+  skewed.select(0, 3).copy_(sparse_dense(1, 300, 1.0, dtype, rng).select(0, 0));
+  cases.push_back({"skewed CSR [4, 300] x CSR [300, 2000]", {skewed, sparse_dense(300, 2000, 0.02, dtype, rng)}, {0, 0, 0}});
   // A product that cancels to 0 stays stored; one whose A columns meet only empty B rows is empty.
   const auto small = [&](std::vector<long double> v, Shape shape) {
     std::vector<Value> c;
@@ -165,6 +169,11 @@ std::vector<Case> sddmm_cases(DType dtype, Rng& rng) {
                      {layout, index},
                      {s.beta, s.alpha}});
   }
+  // A skewed input: one row holds most of the stored elements.
+  Tensor skewed = sparse_dense(3, 20000, 0.001, dtype, rng);
+  skewed.select(0, 2).copy_(sparse_dense(1, 20000, 0.5, dtype, rng).select(0, 0));
+  cases.push_back({"skewed CSR [3, 20000] k 3", {skewed, sparse_dense(3, 3, 1.0, dtype, rng), sparse_dense(3, 20000, 1.0, dtype, rng)},
+                   {0, 1}, {1, 1}});
   // beta = 0 ignores input's values: a NaN stored in input does not reach the result.
   if (!is_complex(dtype)) {
     const Tensor input = from_vector<double>({NAN, 0, 1, 0, 0, -2}, {2, 3}).to(dtype);
@@ -232,6 +241,11 @@ std::vector<Case> add_cases(DType dtype, Rng& rng) {
                        {la, lb, index},
                        {s.alpha}});
     }
+  // Skewed rows: one row holds most of the nonzeros (one GPU thread merges it).
+  Tensor sa = sparse_dense(3, 200000, 0.001, dtype, rng), sb = sparse_dense(3, 200000, 0.001, dtype, rng);
+  sa.select(0, 1).copy_(sparse_dense(1, 200000, 0.5, dtype, rng).select(0, 0));
+  sb.select(0, 1).copy_(sparse_dense(1, 200000, 0.3, dtype, rng).select(0, 0));
+  cases.push_back({"skewed CSR + CSR [3, 200000]", {sa, sb}, {0, 0, 1}, {1}});
   // a + (-1) a: every entry sums to 0 and stays stored.
   const Tensor a = sparse_dense(6, 5, 0.4, dtype, rng);
   cases.push_back({"a - a keeps its zeros", {a, a}, {0, 2, 1}, {-1}});
