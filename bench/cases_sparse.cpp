@@ -36,7 +36,44 @@ void sparse_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   cases.push_back({"csr_to_csc_f32", shape, 2 * csr_bytes, [=] { (void)sparse::to_csc(*a); }});
 }
 
+// A [side, side] F32 CSR matrix with a uniformly random `density` fraction of nonzeros (the
+// twin in bench/torch_cases/sparse.py draws its own pattern of the same density).
+std::shared_ptr<sparse::SparseMatrix> random_sparse(const BenchContext& ctx, std::int64_t side, double density,
+                                                    unsigned seed) {
+  const Tensor r = *ctx.random({side, side}, DType::F32, seed);  // uniform in [-2, 2]
+  auto a = std::make_shared<sparse::SparseMatrix>(
+      sparse::from_dense(where(abs(r) < 4 * density, r, zeros({}, DType::F32, ctx.device))));
+  ctx.keep->push_back(a);
+  return a;
+}
+
+double csr_bytes_of(const sparse::SparseMatrix& a) {
+  return static_cast<double>(a.nnz()) * (8 + 4) + 8.0 * static_cast<double>(a.rows() + 1);
+}
+
+// Issue 15's sparse x sparse case (two random 1%-dense 8192² matrices), with sddmm and add on
+// the same operands. Bytes count the operands' CSR arrays (and the dense factors of sddmm)
+// read once and the result's arrays written once (its nnz measured before timing).
+void sparse_combine_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
+  const std::int64_t side = ctx.full_size() ? 8192 : 512;
+  const std::int64_t k = ctx.full_size() ? 64 : 16;
+  const auto a = random_sparse(ctx, side, 0.01, 41), b = random_sparse(ctx, side, 0.01, 42);
+  const auto m1 = ctx.random({side, k}, DType::F32, 43), m2 = ctx.random({k, side}, DType::F32, 44);
+  const std::string shape = "[" + std::to_string(side) + ", " + std::to_string(side) + "] nnz " +
+                            std::to_string(a->nnz()) + " and " + std::to_string(b->nnz());
+  const double product_bytes = csr_bytes_of(sparse::spgemm(*a, *b));
+  cases.push_back({"spgemm_csr_f32", shape, csr_bytes_of(*a) + csr_bytes_of(*b) + product_bytes,
+                   [=] { (void)sparse::spgemm(*a, *b); }});
+  const double n = static_cast<double>(side), kk = static_cast<double>(k);
+  cases.push_back({"sddmm_csr_f32", shape + ", k " + std::to_string(k), 2 * csr_bytes_of(*a) + 4 * 2 * n * kk,
+                   [=] { (void)sparse::sddmm(*a, *m1, *m2); }});
+  const double sum_bytes = csr_bytes_of(sparse::add(*a, *b));
+  cases.push_back({"add_csr_f32", shape, csr_bytes_of(*a) + csr_bytes_of(*b) + sum_bytes,
+                   [=] { (void)sparse::add(*a, *b); }});
+}
+
 FERRITE_BENCH_CASES("sparse", sparse_cases);
+FERRITE_BENCH_CASES("sparse", sparse_combine_cases);
 
 }  // namespace
 }  // namespace ferrite::bench

@@ -89,4 +89,22 @@ Tensor spmm(const SparseMatrix& a, const Tensor& b);
 /// transposed view).
 Tensor spmm(const Tensor& a, const SparseMatrix& b);
 
+/// C = A B for sparse A [m, k] and B [k, n] of one values dtype and one index dtype, as
+/// torch.sparse.mm of two sparse matrices: a CSR result (any input layout) whose structure is
+/// the symbolic product (every (i, j) with some stored A[i, q] and B[q, j]; a sum that cancels
+/// to 0 stays stored), columns sorted. cuSPARSE SpGEMM on the GPU (deterministic algorithm);
+/// F16/BF16 are computed in F32 and rounded once. nnz of C is read back once.
+SparseMatrix spgemm(const SparseMatrix& a, const SparseMatrix& b);
+/// beta * input + alpha * (mat1 @ mat2) sampled at input's stored positions, as
+/// torch.sparse.sampled_addmm: input sparse [m, n] (any layout; the result is CSR with
+/// input's structure), mat1 [m, k] and mat2 [k, n] dense of input's dtype. beta = 0 ignores
+/// input's values (NaN/Inf in them do not propagate), as torch's addmm. cuSPARSE SDDMM on the
+/// GPU; F16/BF16 are computed in F32 and rounded once. No sync.
+SparseMatrix sddmm(const SparseMatrix& input, const Tensor& mat1, const Tensor& mat2, double beta = 1.0,
+                   double alpha = 1.0);
+/// a + alpha * b for sparse a and b of one shape, values dtype and index dtype, as torch's
+/// `a + b` (torch.add(a, b, alpha=alpha)) of CSR tensors: a CSR result holding the union of
+/// both structures (an entry that sums to 0 stays stored), columns sorted. nnz is read back once.
+SparseMatrix add(const SparseMatrix& a, const SparseMatrix& b, double alpha = 1.0);
+
 }  // namespace ferrite::sparse

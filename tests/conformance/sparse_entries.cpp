@@ -9,57 +9,13 @@
 
 #include "conformance/conformance.hpp"
 #include "conformance/reference.hpp"
+#include "conformance/sparse_test_support.hpp"
 
 namespace ferrite::conformance {
 namespace {
 
+using namespace sparse_test;  // NOLINT: the shared helpers of the sparse entries
 using sparse::Layout;
-using Value = std::complex<long double>;
-
-const std::vector<DType> kValueDTypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::C64, DType::C128};
-const Layout kLayouts[] = {Layout::CSR, Layout::CSC, Layout::COO};
-
-// ---- host values of any float or complex dtype ----
-
-std::vector<Value> host_values(const Tensor& t) {
-  std::vector<Value> out;
-  if (t.dtype() == DType::C64) {
-    for (const auto& v : t.to_vector<std::complex<float>>()) out.push_back({v.real(), v.imag()});
-  } else if (t.dtype() == DType::C128) {
-    for (const auto& v : t.to_vector<std::complex<double>>()) out.push_back({v.real(), v.imag()});
-  } else {
-    for (long double v : reference::values(t)) out.push_back({v, 0});
-  }
-  return out;
-}
-
-Tensor tensor_of(const std::vector<Value>& v, const Shape& shape, DType dtype) {
-  if (dtype == DType::C64 || dtype == DType::C128) {
-    std::vector<std::complex<double>> c;
-    for (const Value& x : v) c.push_back({static_cast<double>(x.real()), static_cast<double>(x.imag())});
-    return from_vector(c, shape).to(dtype);
-  }
-  std::vector<long double> r;
-  for (const Value& x : v) r.push_back(x.real());
-  return reference::from_values(r, shape, dtype);
-}
-
-Tensor index_of(const std::vector<std::int64_t>& v, DType index) {
-  return from_vector(v, {static_cast<std::int64_t>(v.size())}).to(index);
-}
-
-// A dense [rows, cols] matrix of small integers where a `density` fraction is nonzero (complex
-// dtypes get an imaginary part too).
-Tensor sparse_dense(std::int64_t rows, std::int64_t cols, double density, DType dtype, Rng& rng) {
-  std::uniform_real_distribution<double> coin(0, 1);
-  std::uniform_int_distribution<int> value(-4, 4);
-  std::vector<Value> v(static_cast<std::size_t>(rows * cols));
-  for (auto& x : v)
-    if (coin(rng) < density) x = {static_cast<long double>(value(rng) ? value(rng) : 1), is_complex(dtype) ? value(rng) : 0};
-  return tensor_of(v, {rows, cols}, dtype);
-}
-
-DType index_dtype(std::int64_t code) { return code == 0 ? DType::I32 : DType::I64; }
 
 // ---- host references ----
 

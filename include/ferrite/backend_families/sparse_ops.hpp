@@ -85,6 +85,29 @@ class SparseOps {
   /// C [m, n] = A B for CSR A [m, k] and dense row-major B [k, n].
   virtual void spmm(const Buffer& ptr, const Buffer& idx, const Buffer& values, const Buffer& b, const Buffer& c,
                     std::int64_t m, std::int64_t k, std::int64_t n, std::int64_t nnz) = 0;
+
+  // Sparse results (spgemm, add): the backend writes `c_ptr` [m + 1], reads nnz back (the one
+  // sync), then allocates idx and values through `allocate`. Columns come out sorted within
+  // each row, with no duplicates; structural entries are kept even when their value is 0.
+
+  /// C = A B for CSR A [m, k] and CSR B [k, n] (values F32, F64, C64 or C128: the front end
+  /// widens F16/BF16). C's structure is the symbolic product: every (i, j) with some stored
+  /// A[i, q] and B[q, j]; each sum runs in a fixed order (deterministic).
+  virtual CompressedResult spgemm(const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values,
+                                  std::int64_t a_nnz, const Buffer& b_ptr, const Buffer& b_idx,
+                                  const Buffer& b_values, std::int64_t b_nnz, const Buffer& c_ptr, std::int64_t m,
+                                  std::int64_t k, std::int64_t n, const SparseAllocate& allocate) = 0;
+  /// For every stored (i, j) of CSR C [m, n] (nnz > 0, k > 0): values[p] = beta * values[p] +
+  /// alpha * sum_q mat1[i, q] mat2[q, j], in place; mat1 [m, k] and mat2 [k, n] dense
+  /// row-major of the values' dtype (F32, F64, C64 or C128). beta = 0 does not read values.
+  virtual void sddmm(const Buffer& ptr, const Buffer& idx, const Buffer& values, std::int64_t nnz,
+                     const Buffer& mat1, const Buffer& mat2, std::int64_t m, std::int64_t k, std::int64_t n,
+                     double alpha, double beta) = 0;
+  /// C = A + alpha B for CSR A and B [m, n] (any values dtype; F16/BF16 computed in F32 and
+  /// rounded once): the union of both structures.
+  virtual CompressedResult add(const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values,
+                               const Buffer& b_ptr, const Buffer& b_idx, const Buffer& b_values, const Buffer& c_ptr,
+                               std::int64_t m, std::int64_t n, double alpha, const SparseAllocate& allocate) = 0;
 };
 
 }  // namespace ferrite

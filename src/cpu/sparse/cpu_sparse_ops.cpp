@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <complex>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -26,12 +27,14 @@ using detail::TypeTag;
 template <class T>
 struct Acc {
   using type = detail::wide_t<T>;
+  using real = type;  // the type of a real scale factor (alpha, beta)
   static type load(T v) { return detail::widen(v); }
   static T store(type v) { return detail::narrow<T>(v); }
 };
 template <class R>
 struct Acc<detail::Complex<R>> {
   using type = std::complex<R>;
+  using real = R;  // complex values are scaled part by part, as the CUDA kernels do
   static type load(detail::Complex<R> v) { return {v.re, v.im}; }
   static detail::Complex<R> store(type v) { return {v.real(), v.imag()}; }
 };
@@ -295,6 +298,150 @@ class CpuSparseOps final : public SparseOps {
         for (std::int64_t j = 0; j < n; ++j) c[i * n + j] = A::store(row[j]);
       }
     });
+  }
+
+  CompressedResult spgemm(const Buffer& a_ptr_b, const Buffer& a_idx_b, const Buffer& a_values_b, std::int64_t,
+                          const Buffer& b_ptr_b, const Buffer& b_idx_b, const Buffer& b_values_b, std::int64_t,
+                          const Buffer& c_ptr_b, std::int64_t m, std::int64_t, std::int64_t n,
+                          const SparseAllocate& allocate) override {
+    CompressedResult result;
+    visit_index_and_values(a_ptr_b.dtype(), a_values_b.dtype(), [&](auto itag, auto vtag) {
+      using I = typename decltype(itag)::type;
+      using T = typename decltype(vtag)::type;
+      using A = Acc<T>;
+      const I* a_ptr = a_ptr_b.data_as<const I>();
+      const I* a_idx = a_idx_b.data_as<const I>();
+      const T* a_values = a_values_b.data_as<const T>();
+      const I* b_ptr = b_ptr_b.data_as<const I>();
+      const I* b_idx = b_idx_b.data_as<const I>();
+      const T* b_values = b_values_b.data_as<const T>();
+      I* c_ptr = c_ptr_b.data_as<I>();
+      // Gustavson's row-by-row product: `mark[j]` records the last row that reached column j.
+      std::vector<std::int64_t> mark = detail::host_scratch<std::int64_t>(n, "sparse::spgemm", -1);
+      std::int64_t count = 0;
+      c_ptr[0] = 0;
+      for (std::int64_t i = 0; i < m; ++i) {
+        for (std::int64_t p = a_ptr[i]; p < static_cast<std::int64_t>(a_ptr[i + 1]); ++p) {
+          const std::int64_t q = a_idx[p];
+          for (std::int64_t r = b_ptr[q]; r < static_cast<std::int64_t>(b_ptr[q + 1]); ++r)
+            if (mark[static_cast<std::size_t>(b_idx[r])] != i) {
+              mark[static_cast<std::size_t>(b_idx[r])] = i;
+              ++count;
+            }
+        }
+        FERRITE_CHECK(sizeof(I) == 8 || count <= std::numeric_limits<std::int32_t>::max(), InvalidArgument,
+                      "sparse::spgemm: the product has more than 2^31 - 1 stored elements; use I64 indices");
+        c_ptr[i + 1] = static_cast<I>(count);
+      }
+      result.nnz = count;
+      result.idx = allocate(count, true);
+      result.values = allocate(count, false);
+      I* c_idx = result.idx.template data_as<I>();
+      T* c_values = result.values.template data_as<T>();
+      std::vector<typename A::type> acc = detail::host_scratch<typename A::type>(n, "sparse::spgemm");
+      std::fill(mark.begin(), mark.end(), -1);
+      for (std::int64_t i = 0; i < m; ++i) {
+        I* cols = c_idx + c_ptr[i];
+        std::int64_t used = 0;
+        for (std::int64_t p = a_ptr[i]; p < static_cast<std::int64_t>(a_ptr[i + 1]); ++p) {
+          const typename A::type av = A::load(a_values[p]);
+          const std::int64_t q = a_idx[p];
+          for (std::int64_t r = b_ptr[q]; r < static_cast<std::int64_t>(b_ptr[q + 1]); ++r) {
+            const auto j = static_cast<std::size_t>(b_idx[r]);
+            if (mark[j] != i) {
+              mark[j] = i;
+              acc[j] = typename A::type{};
+              cols[used++] = static_cast<I>(j);
+            }
+            acc[j] += av * A::load(b_values[r]);
+          }
+        }
+        std::sort(cols, cols + used);
+        for (std::int64_t u = 0; u < used; ++u)
+          c_values[c_ptr[i] + u] = A::store(acc[static_cast<std::size_t>(cols[u])]);
+      }
+    });
+    return result;
+  }
+
+  void sddmm(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, std::int64_t, const Buffer& mat1_b,
+             const Buffer& mat2_b, std::int64_t m, std::int64_t k, std::int64_t n, double alpha,
+             double beta) override {
+    visit_index_and_values(ptr_b.dtype(), values_b.dtype(), [&](auto itag, auto vtag) {
+      using I = typename decltype(itag)::type;
+      using T = typename decltype(vtag)::type;
+      using A = Acc<T>;
+      using V = typename A::type;
+      const I* ptr = ptr_b.data_as<const I>();
+      const I* idx = idx_b.data_as<const I>();
+      T* values = values_b.data_as<T>();
+      const T* mat1 = mat1_b.data_as<const T>();
+      const T* mat2 = mat2_b.data_as<const T>();
+      const auto a = static_cast<typename A::real>(alpha), b = static_cast<typename A::real>(beta);
+#pragma omp parallel for schedule(dynamic, 16)
+      for (std::int64_t i = 0; i < m; ++i)
+        for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
+          const std::int64_t j = idx[p];
+          V dot{};
+          for (std::int64_t q = 0; q < k; ++q) dot += A::load(mat1[i * k + q]) * A::load(mat2[q * n + j]);
+          values[p] = A::store(beta == 0 ? a * dot : b * A::load(values[p]) + a * dot);
+        }
+    });
+  }
+
+  CompressedResult add(const Buffer& a_ptr_b, const Buffer& a_idx_b, const Buffer& a_values_b, const Buffer& b_ptr_b,
+                       const Buffer& b_idx_b, const Buffer& b_values_b, const Buffer& c_ptr_b, std::int64_t m,
+                       std::int64_t, double alpha, const SparseAllocate& allocate) override {
+    CompressedResult result;
+    visit_index_and_values(a_ptr_b.dtype(), a_values_b.dtype(), [&](auto itag, auto vtag) {
+      using I = typename decltype(itag)::type;
+      using T = typename decltype(vtag)::type;
+      using A = Acc<T>;
+      const I* a_ptr = a_ptr_b.data_as<const I>();
+      const I* a_idx = a_idx_b.data_as<const I>();
+      const T* a_values = a_values_b.data_as<const T>();
+      const I* b_ptr = b_ptr_b.data_as<const I>();
+      const I* b_idx = b_idx_b.data_as<const I>();
+      const T* b_values = b_values_b.data_as<const T>();
+      I* c_ptr = c_ptr_b.data_as<I>();
+      const auto scale = static_cast<typename A::real>(alpha);
+      // Both passes merge each row's two sorted column lists; the first only counts.
+      const auto merge = [&](std::int64_t i, auto&& emit) {
+        std::int64_t p = a_ptr[i], q = b_ptr[i];
+        const std::int64_t pe = a_ptr[i + 1], qe = b_ptr[i + 1];
+        while (p < pe || q < qe) {
+          if (q == qe || (p < pe && a_idx[p] < b_idx[q])) {
+            emit(a_idx[p], A::load(a_values[p]));
+            ++p;
+          } else if (p == pe || b_idx[q] < a_idx[p]) {
+            emit(b_idx[q], scale * A::load(b_values[q]));
+            ++q;
+          } else {
+            emit(a_idx[p], A::load(a_values[p]) + scale * A::load(b_values[q]));
+            ++p;
+            ++q;
+          }
+        }
+      };
+      std::int64_t count = 0;
+      c_ptr[0] = 0;
+      for (std::int64_t i = 0; i < m; ++i) {
+        merge(i, [&](I, typename A::type) { ++count; });
+        c_ptr[i + 1] = static_cast<I>(count);
+      }
+      result.nnz = count;
+      result.idx = allocate(count, true);
+      result.values = allocate(count, false);
+      I* c_idx = result.idx.template data_as<I>();
+      T* c_values = result.values.template data_as<T>();
+      std::int64_t at = 0;
+      for (std::int64_t i = 0; i < m; ++i)
+        merge(i, [&](I j, typename A::type v) {
+          c_idx[at] = j;
+          c_values[at++] = A::store(v);
+        });
+    });
+    return result;
   }
 };
 

@@ -78,6 +78,25 @@ struct Scalars {
 };
 static_assert(alignof(Scalars) >= 16, "CUDA_C_64F scalars must be 16-byte aligned");
 
+// Any real alpha and beta in the compute type, aligned for the same reason as Scalars.
+struct ScalarPair {
+  alignas(16) double wide_alpha[2];
+  alignas(16) double wide_beta[2];
+  alignas(8) float narrow_alpha[2];
+  alignas(8) float narrow_beta[2];
+  ScalarPair(double alpha, double beta)
+      : wide_alpha{alpha, 0}, wide_beta{beta, 0}, narrow_alpha{static_cast<float>(alpha), 0},
+        narrow_beta{static_cast<float>(beta), 0} {}
+  static bool wide(cudaDataType t) { return t == CUDA_R_64F || t == CUDA_C_64F; }
+  const void* alpha(cudaDataType t) const {
+    return wide(t) ? static_cast<const void*>(wide_alpha) : static_cast<const void*>(narrow_alpha);
+  }
+  const void* beta(cudaDataType t) const {
+    return wide(t) ? static_cast<const void*>(wide_beta) : static_cast<const void*>(narrow_beta);
+  }
+};
+static_assert(alignof(ScalarPair) >= 16, "CUDA_C_64F scalars must be 16-byte aligned");
+
 struct StreamContext {
   int device;
   DeviceGuard guard;
@@ -279,6 +298,109 @@ class CudaSparseOps final : public SparseOps {
     FERRITE_CUSPARSE_CHECK(cusparseSpMM(p.h, CUSPARSE_OPERATION_NON_TRANSPOSE, CUSPARSE_OPERATION_NON_TRANSPOSE,
                                         p.sc.one(p.ct), p.a.d, mb.d, p.sc.zero(p.ct), mc.d, p.ct,
                                         CUSPARSE_SPMM_ALG_DEFAULT, work.as<void>()));
+  }
+
+  // cuSPARSE's SpGEMM protocol: work estimation (asked for its buffer size, then run), compute
+  // (the same twice), then C's size is known (cuSPARSE has synchronised to report it); C's
+  // columns and values are allocated and `copy` fills C. The default algorithm (ALG1) is
+  // documented deterministic. Both buffers stay alive until the copy, which reads them.
+  CompressedResult spgemm(const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values, std::int64_t a_nnz,
+                          const Buffer& b_ptr, const Buffer& b_idx, const Buffer& b_values, std::int64_t b_nnz,
+                          const Buffer& c_ptr, std::int64_t m, std::int64_t k, std::int64_t n,
+                          const SparseAllocate& allocate) override {
+    StreamContext s(c_ptr);
+    const cusparseHandle_t h = handle_for(s.device);
+    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
+    const cudaDataType vt = value_type(a_values.dtype());
+    const cusparseIndexType_t it = index_type(a_ptr.dtype());
+    const Scalars sc;
+    constexpr cusparseOperation_t kNon = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_DEFAULT;
+    using SpMat = Descriptor<cusparseSpMatDescr_t, cusparseConstSpMatDescr_t>;
+    SpMat ma(cusparseDestroySpMat), mb(cusparseDestroySpMat), mc(cusparseDestroySpMat);
+    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&ma.d, m, k, a_nnz, a_ptr.data(), a_idx.data(), a_values.data(), it, it,
+                                             CUSPARSE_INDEX_BASE_ZERO, vt));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&mb.d, k, n, b_nnz, b_ptr.data(), b_idx.data(), b_values.data(), it, it,
+                                             CUSPARSE_INDEX_BASE_ZERO, vt));
+    FERRITE_CUSPARSE_CHECK(
+        cusparseCreateCsr(&mc.d, m, n, 0, nullptr, nullptr, nullptr, it, it, CUSPARSE_INDEX_BASE_ZERO, vt));
+    Descriptor<cusparseSpGEMMDescr_t, cusparseSpGEMMDescr_t> plan(cusparseSpGEMM_destroyDescr);
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&plan.d));
+    std::size_t bytes1 = 0, bytes2 = 0;
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt,
+                                                         kAlg, plan.d, &bytes1, nullptr));
+    Scratch work1(s.device, bytes1, s.stream);
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt,
+                                                         kAlg, plan.d, &bytes1, work1.as<void>()));
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_compute(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg,
+                                                  plan.d, &bytes2, nullptr));
+    Scratch work2(s.device, bytes2, s.stream);
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_compute(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg,
+                                                  plan.d, &bytes2, work2.as<void>()));
+    std::int64_t c_rows = 0, c_cols = 0, c_nnz = 0;
+    FERRITE_CUSPARSE_CHECK(cusparseSpMatGetSize(mc.d, &c_rows, &c_cols, &c_nnz));
+    FERRITE_CHECK(a_ptr.dtype() == DType::I64 || c_nnz <= std::numeric_limits<std::int32_t>::max(), InvalidArgument,
+                  "sparse::spgemm: the product has ", c_nnz, " stored elements, more than I32 indices hold; use I64");
+    CompressedResult r;
+    r.nnz = c_nnz;
+    r.idx = allocate(c_nnz, true);
+    r.values = allocate(c_nnz, false);
+    if (c_nnz == 0) {
+      // Nothing to copy (and no column/value arrays to hand cuSPARSE): C is all pointers 0.
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(c_ptr.data(), 0, c_ptr.nbytes(), s.stream));
+      return r;
+    }
+    FERRITE_CUSPARSE_CHECK(cusparseCsrSetPointers(mc.d, c_ptr.data(), r.idx.data(), r.values.data()));
+    FERRITE_CUSPARSE_CHECK(
+        cusparseSpGEMM_copy(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg, plan.d));
+    return r;
+  }
+
+  // cuSPARSE's SDDMM on C's own values (the front end handed a copy of input's values).
+  void sddmm(const Buffer& ptr, const Buffer& idx, const Buffer& values, std::int64_t nnz, const Buffer& mat1,
+             const Buffer& mat2, std::int64_t m, std::int64_t k, std::int64_t n, double alpha,
+             double beta) override {
+    StreamContext s(values);
+    const cusparseHandle_t h = handle_for(s.device);
+    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
+    const cudaDataType vt = value_type(values.dtype());
+    const cusparseIndexType_t it = index_type(ptr.dtype());
+    const ScalarPair sc(alpha, beta);
+    constexpr cusparseOperation_t kNon = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    Descriptor<cusparseSpMatDescr_t, cusparseConstSpMatDescr_t> mc(cusparseDestroySpMat);
+    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&mc.d, m, n, nnz, ptr.data(), idx.data(), values.data(), it, it,
+                                             CUSPARSE_INDEX_BASE_ZERO, vt));
+    Descriptor<cusparseDnMatDescr_t, cusparseConstDnMatDescr_t> ma(cusparseDestroyDnMat), mb(cusparseDestroyDnMat);
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&ma.d, m, k, k, mat1.data(), vt, CUSPARSE_ORDER_ROW));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateDnMat(&mb.d, k, n, n, mat2.data(), vt, CUSPARSE_ORDER_ROW));
+    std::size_t bytes = 0;
+    FERRITE_CUSPARSE_CHECK(cusparseSDDMM_bufferSize(h, kNon, kNon, sc.alpha(vt), ma.d, mb.d, sc.beta(vt), mc.d, vt,
+                                                    CUSPARSE_SDDMM_ALG_DEFAULT, &bytes));
+    Scratch work(s.device, bytes, s.stream);
+    FERRITE_CUSPARSE_CHECK(cusparseSDDMM(h, kNon, kNon, sc.alpha(vt), ma.d, mb.d, sc.beta(vt), mc.d, vt,
+                                         CUSPARSE_SDDMM_ALG_DEFAULT, work.as<void>()));
+  }
+
+  // Own kernels (sparse_add_kernels.cu): count each row's union, scan into C's pointers, read
+  // nnz back, fill. cuSPARSE's csrgeam2 takes I32 indices only and no F16/BF16.
+  CompressedResult add(const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values, const Buffer& b_ptr,
+                       const Buffer& b_idx, const Buffer& b_values, const Buffer& c_ptr, std::int64_t m, std::int64_t,
+                       double alpha, const SparseAllocate& allocate) override {
+    StreamContext s(c_ptr);
+    const DType index = a_ptr.dtype();
+    const auto rows = static_cast<std::size_t>(m);
+    Scratch counts(s.device, rows * sizeof(std::int64_t), s.stream), sums(s.device, rows * sizeof(std::int64_t), s.stream);
+    sparse::add_count(index, a_ptr.data(), a_idx.data(), b_ptr.data(), b_idx.data(), m, counts.as<std::int64_t>(),
+                      s.stream);
+    inclusive_sum(counts.as<std::int64_t>(), sums.as<std::int64_t>(), m, s.device, s.stream);
+    sparse::write_pointers(index, sums.as<std::int64_t>(), c_ptr.data(), m, s.stream);
+    CompressedResult r;
+    r.nnz = read_one(sums.as<std::int64_t>() + (m - 1), s.device, s.stream);
+    r.idx = allocate(r.nnz, true);
+    r.values = allocate(r.nnz, false);
+    sparse::add_fill(a_values.dtype(), index, a_ptr.data(), a_idx.data(), a_values.data(), b_ptr.data(), b_idx.data(),
+                     b_values.data(), c_ptr.data(), m, alpha, r.idx.data(), r.values.data(), s.stream);
+    return r;
   }
 
  private:

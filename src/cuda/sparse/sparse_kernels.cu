@@ -2,6 +2,7 @@
 // compression, and the pieces of coalescing and transposition around CUB's radix sort. No
 // floating-point atomics: every sum runs sequentially over one run in a fixed order.
 #include "cuda/sparse/sparse_kernels.cuh"
+#include "cuda/sparse/sparse_dispatch.cuh"
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
@@ -16,12 +17,10 @@
 namespace ferrite::cuda::sparse {
 namespace {
 
-constexpr int kThreads = 256;
-
-unsigned blocks_for(std::int64_t n) {
-  const std::int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 1 ? 1 : (b > 65535 * 16 ? 65535 * 16 : b));
-}
+using dispatch::blocks_for;
+using dispatch::kThreads;
+using dispatch::with_index;
+using dispatch::with_values;
 
 template <int kBytes>
 struct alignas(kBytes) Bytes {
@@ -208,12 +207,6 @@ __global__ void fill_kernel(const T* dense, const I* ptr, std::int64_t rows, std
 }
 
 template <class F>
-void with_index(DType index, F&& f) {
-  if (index == DType::I32) return f(std::int32_t{});
-  return f(std::int64_t{});
-}
-
-template <class F>
 void with_bytes(std::size_t bytes, F&& f) {
   switch (bytes) {
     case 2: return f(Bytes<2>{});
@@ -221,19 +214,6 @@ void with_bytes(std::size_t bytes, F&& f) {
     case 8: return f(Bytes<8>{});
     case 16: return f(Bytes<16>{});
     default: FERRITE_THROW(Unsupported, "sparse: element size ", bytes, " is not supported");
-  }
-}
-
-template <class F>
-void with_values(DType values, F&& f) {
-  switch (values) {
-    case DType::F32: return f(float{});
-    case DType::F64: return f(double{});
-    case DType::F16: return f(Half{});
-    case DType::BF16: return f(BFloat16{});
-    case DType::C64: return f(detail::Complex<float>{});
-    case DType::C128: return f(detail::Complex<double>{});
-    default: FERRITE_THROW(Unsupported, "sparse: values of dtype ", dtype_name(values), " are not supported on cuda");
   }
 }
 

@@ -45,6 +45,15 @@ void write_pointers(DType index, const std::int64_t* inclusive, void* ptr, std::
 void fill_compressed(DType values_dtype, DType index, const void* dense, const void* ptr, std::int64_t rows,
                      std::int64_t cols, void* idx, void* values, cudaStream_t stream);
 
+/// C = A + alpha B of CSR A and B [rows, *] (sparse_add_kernels.cu), one thread merging each
+/// row's two sorted column lists: first counts[r] = the row's union size, then (with C's
+/// pointers written) the merged columns and values (F16/BF16 computed in float, rounded once).
+void add_count(DType index, const void* a_ptr, const void* a_idx, const void* b_ptr, const void* b_idx,
+               std::int64_t rows, std::int64_t* counts, cudaStream_t stream);
+void add_fill(DType values_dtype, DType index, const void* a_ptr, const void* a_idx, const void* a_values,
+              const void* b_ptr, const void* b_idx, const void* b_values, const void* c_ptr, std::int64_t rows,
+              double alpha, void* c_idx, void* c_values, cudaStream_t stream);
+
 /// CUB's stable radix sort of (key, position) pairs by key, keys below `limit`: the scratch
 /// size, then the sort.
 std::size_t sort_pairs_bytes(std::int64_t n, std::uint64_t limit);
