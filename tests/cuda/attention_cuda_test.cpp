@@ -86,7 +86,7 @@ TEST_F(CudnnAttentionLarge, BenchmarkShapesHaveGraphs) {
   const Qkv decode = inputs(64, 32, 8, 1, 8192, 128, DType::BF16, gpu);
   (void)nn::scaled_dot_product_attention(decode.q, decode.k, decode.v);
   const sdpa::CacheInfo info = sdpa::cache_info(0);
-  EXPECT_EQ(info.misses, 9);
+  EXPECT_EQ(info.misses, 9) << "hits " << info.hits << ", unsupported " << info.unsupported;
   EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
 }
 
@@ -130,6 +130,30 @@ TEST_F(CudnnAttention, AgreesWithTheOwnKernels) {
     EXPECT_EQ(conformance::compare(ga.dv, gb.dv, {3e-2, 1e-2}), "") << "dv, causal " << causal;
   }
   EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
+}
+
+// Each route against the CPU backend on the problem above, so that a disagreement between the
+// two routes names the one that is off.
+TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
+  for (const bool causal : {false, true}) {
+    const Qkv x = inputs(2, 8, 2, 200, 200, 128, DType::BF16, gpu);
+    const Qkv h{x.q.to(cpu), x.k.to(cpu), x.v.to(cpu), x.grad_out.to(cpu)};
+    const nn::AttentionOptions plain{.causal = causal};
+    const nn::AttentionOptions masked{.causal = causal, .mask = ones({200, 200}, DType::Bool, gpu)};
+    const auto ref = nn::scaled_dot_product_attention(h.q, h.k, h.v, plain);
+    const auto ref_g = nn::scaled_dot_product_attention_backward(h.grad_out, h.q, h.k, h.v, ref.out, ref.logsumexp, plain);
+    for (const bool own : {false, true}) {
+      const nn::AttentionOptions& o = own ? masked : plain;
+      const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
+      const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+      const char* route = own ? "own kernels" : "cuDNN";
+      EXPECT_EQ(conformance::compare(f.out, ref.out, {3e-2, 1e-2}), "") << route << " out, causal " << causal;
+      EXPECT_EQ(conformance::compare(g.dq, ref_g.dq, {3e-2, 1e-2}), "") << route << " dq, causal " << causal;
+      EXPECT_EQ(conformance::compare(g.dk, ref_g.dk, {3e-2, 1e-2}), "") << route << " dk, causal " << causal;
+      EXPECT_EQ(conformance::compare(g.dv, ref_g.dv, {3e-2, 1e-2}), "") << route << " dv, causal " << causal;
+    }
+  }
 }
 
 }  // namespace

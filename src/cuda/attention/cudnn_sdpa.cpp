@@ -278,8 +278,10 @@ bool eligible(const AttentionDesc& d) {
   if (d.head_dim % 8 != 0 || d.value_dim % 8 != 0 || d.head_dim > 256 || d.value_dim > 256) return false;
   // cuDNN's kernels index with 32-bit offsets in places: stay well inside them.
   constexpr std::int64_t kLimit = std::int64_t(1) << 31;
-  const std::int64_t width = std::max(d.head_dim, d.value_dim);
-  if (d.batch * d.heads_q * std::max(d.seq_q, d.seq_k) * width >= kLimit) return false;
+  // The largest tensor cuDNN indexes: q or out (query heads), or k or v (key/value heads).
+  const std::int64_t query_side = d.batch * d.heads_q * d.seq_q * std::max(d.head_dim, d.value_dim);
+  const std::int64_t key_side = d.batch * d.heads_kv * d.seq_k * std::max(d.head_dim, d.value_dim);
+  if (std::max(query_side, key_side) >= kLimit) return false;
   return std::isfinite(static_cast<float>(d.scale));
 }
 
