@@ -4,12 +4,20 @@ import torch
 from . import Case
 
 # Issue 12: >= 90% of the contiguous op's rate where the access pattern allows (narrowed rows),
-# >= 60% for 2-D transposed views; rates of the contiguous cases come from the same run.
+# >= 60% for 2-D transposed views; rates of the contiguous cases come from the same run. A run
+# whose filter left the contiguous case out cannot meet the target (it counted as met before:
+# the missing rate read as 0), so add_f32/exp_f32 must be in the filter.
+
+
+def share_of(contiguous, fraction):
+    return lambda f, t, r: f >= fraction * r.get(contiguous, float("inf"))
+
+
 TARGETS = {
-    "add_f32_transposed_view": ("≥ 60% of add_f32", lambda f, t, r: f >= 0.6 * r.get("add_f32", 0)),
-    "add_f32_narrow_view": ("≥ 90% of add_f32", lambda f, t, r: f >= 0.9 * r.get("add_f32", 0)),
-    "exp_f32_transposed_view": ("≥ 60% of exp_f32", lambda f, t, r: f >= 0.6 * r.get("exp_f32", 0)),
-    "exp_f32_narrow_view": ("≥ 90% of exp_f32", lambda f, t, r: f >= 0.9 * r.get("exp_f32", 0)),
+    "add_f32_transposed_view": ("≥ 60% of add_f32", share_of("add_f32", 0.6)),
+    "add_f32_narrow_view": ("≥ 90% of add_f32", share_of("add_f32", 0.9)),
+    "exp_f32_transposed_view": ("≥ 60% of exp_f32", share_of("exp_f32", 0.6)),
+    "exp_f32_narrow_view": ("≥ 90% of exp_f32", share_of("exp_f32", 0.9)),
 }
 
 
