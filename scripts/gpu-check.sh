@@ -8,6 +8,10 @@
 #   TEST_FILTER=pattern   gtest filter for the conformance and CUDA test programs
 #   BENCH_FILTER=a,b      benchmark cases named a or b (globs too: softmax*,*_bf16)
 #   SKIP_BENCH=1          no benchmarks
+# A full check no longer fits one 10-minute device call (the conformance memcheck alone takes
+# over 6 minutes beside ctest): run it as two calls on the same warm machine, the build reused:
+#   SKIP_MEMCHECK=1       build, ctest (and benchmarks), no compute-sanitizer
+#   MEMCHECK_ONLY=1       build (a no-op when warm), compute-sanitizer only, nothing else
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -34,7 +38,11 @@ gtest_filter=${TEST_FILTER:+--gtest_filter=$TEST_FILTER}
 start=$(date +%s)
 
 # ---- compute-sanitizer, started first: it is the longest step and runs beside the tests ----
-if command -v compute-sanitizer >/dev/null; then
+memcheck=1
+[ "${SKIP_MEMCHECK:-0}" = 1 ] && { memcheck=0; note "compute-sanitizer: skipped (SKIP_MEMCHECK=1)"; }
+if [ $memcheck = 0 ]; then
+  :
+elif command -v compute-sanitizer >/dev/null; then
   # The out-of-memory test fails an allocation on purpose, which memcheck reports as an API
   # error; CudnnAttentionLarge runs benchmark-sized attention (seconds natively, too slow
   # under memcheck); every other CUDA test runs under it. The runs go side by side (they share the
@@ -52,6 +60,7 @@ else
   note "compute-sanitizer not found"; status=1
 fi
 
+if [ "${MEMCHECK_ONLY:-0}" != 1 ]; then
 # ---- tests ----
 # ctest runs every program once, four at a time; -V keeps their own output (each line
 # prefixed with its test's number), from which the counts come.
@@ -93,8 +102,10 @@ if [ -n "${TEST_FILTER:-}" ]; then
     grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/filtered conformance: /" | tee -a "$summary"
 fi
 
+fi  # MEMCHECK_ONLY
+
 # ---- compute-sanitizer results ----
-if command -v compute-sanitizer >/dev/null; then
+if [ $memcheck = 1 ] && command -v compute-sanitizer >/dev/null; then
   for i in "${!memcheck_runs[@]}"; do
     run=${memcheck_runs[$i]}; log="$OUT/sanitizer-${run%% *}.log"
     if wait "${pids[$i]}"; then
@@ -108,7 +119,7 @@ if command -v compute-sanitizer >/dev/null; then
 fi
 
 # ---- benchmarks ----
-if [ "${SKIP_BENCH:-0}" != 1 ]; then
+if [ "${SKIP_BENCH:-0}" != 1 ] && [ "${MEMCHECK_ONLY:-0}" != 1 ]; then
   PYTHONUNBUFFERED=1 python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT" --filter "${BENCH_FILTER:-}" 2>&1 | tee "$OUT/bench.log"
   [ -f "$OUT/compare_torch.md" ] && cat "$OUT/compare_torch.md" >>"$summary"
 fi
