@@ -32,6 +32,7 @@
 #include <cudnn_frontend.h>
 
 #include "cuda/runtime/device_context.hpp"
+#include "cuda/shape/shape_runtime.hpp"
 
 namespace ferrite::cuda::cudnn_conv {
 namespace {
@@ -222,26 +223,6 @@ Entry build(const Key& key, const Conv2dDesc& d, cudnnHandle_t handle, std::stri
   return e;
 }
 
-// Pool memory for one execution, released stream-ordered.
-class Workspace {
- public:
-  Workspace(DeviceContext& ctx, std::int64_t bytes, cudaStream_t stream)
-      : ctx_(ctx), bytes_(static_cast<std::size_t>(bytes)), stream_(stream),
-        ptr_(bytes_ ? ctx.allocate(bytes_, stream) : nullptr) {}
-  ~Workspace() {
-    if (ptr_) ctx_.release(ptr_, bytes_, stream_);
-  }
-  Workspace(const Workspace&) = delete;
-  Workspace& operator=(const Workspace&) = delete;
-  void* get() const { return ptr_; }
-
- private:
-  DeviceContext& ctx_;
-  std::size_t bytes_;
-  cudaStream_t stream_;
-  void* ptr_;
-};
-
 bool run_locked(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx, cudaStream_t stream, void* x,
                 void* w, void* y) {
   State& st = state();
@@ -278,9 +259,9 @@ bool run_locked(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx,
   const cudnnStatus_t bound = cudnnSetStream(handle, stream);
   FERRITE_CHECK(bound == CUDNN_STATUS_SUCCESS, Library, "cuDNN: cudnnSetStream failed for ", describe(pass, d, dtype),
                 ": ", cudnnGetErrorString(bound));
-  Workspace ws(ctx, e.workspace, stream);
+  shape::Scratch ws(key.device, static_cast<std::size_t>(e.workspace), stream);  // pool memory, stream-ordered
   std::unordered_map<std::int64_t, void*> pointers{{kX, x}, {kW, w}, {kY, y}};
-  fe::error_t status = e.graph->execute(handle, pointers, ws.get());
+  fe::error_t status = e.graph->execute(handle, pointers, ws.as<void>());
   FERRITE_CHECK(status.is_good(), Library, "cuDNN: ", describe(pass, d, dtype), " failed: ", status.get_message());
   return true;
 }
