@@ -39,9 +39,21 @@ struct NormBackwardArgs {
 // current one, so a row's load is always in flight. Loading in registers, a block had a load
 // in flight only between its rows' reductions, and at two blocks per multiprocessor (127
 // registers a thread) BF16 [65536, 4096] moved 1.7 TB/s (41% of the copy ceiling) where F32,
-// with twice the bytes per load, reached 93%.
+// with twice the bytes per load, reached 93%. Staged one row ahead, 2.84 TB/s (66%, run I):
+// a block's work on a row is short next to the memory latency, so that left about one row
+// (16 KB of x and grad) per block, two blocks, in flight on a multiprocessor. The pipeline is
+// now kBackwardStages rows deep: kBackwardStages - 1 rows ahead, about 128 KB in flight on a
+// multiprocessor, as the F32 kernels that reach 93-95% have.
 template <class T, int N>
-inline constexpr bool kStagedRows = sizeof(T) == 2 && N % Vec16<T>::kSize == 0 && N <= 16;  // 32 KB of stages at most
+inline constexpr bool kStagedRows = sizeof(T) == 2 && N % Vec16<T>::kSize == 0 && N <= 16;
+inline constexpr int kBackwardStages = 5;
+
+// Dynamic shared memory of a staged launch: [stage][x, grad][vector][thread] of 16 bytes
+// (80 KB for the 16 items of the 4096-column rows; two blocks a multiprocessor fit in 228).
+template <class T, int N>
+constexpr std::size_t staged_backward_bytes() {
+  return static_cast<std::size_t>(kBackwardStages) * 2 * (N / Vec16<T>::kSize) * kRowThreads * sizeof(Vec16<T>);
+}
 
 template <class T, int G, int N>
 __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
@@ -49,11 +61,16 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
   using A = acc_t<T>;
   constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize;
   constexpr bool kStaged = kStagedRows<T, N>;
-  constexpr int kStageVectors = kStaged ? N / kV : 1, kStageThreads = kStaged ? kRowThreads : 1;
+  constexpr int kStageVectors = kStaged ? N / kV : 1;
   __shared__ SumPair<A> smem[kRowThreads / 32];
   __shared__ A column_smem[kGroups > 1 ? kGroups * G : 1];
-  // [buffer][x, grad][vector][thread]: consecutive threads, consecutive 16-byte slots.
-  __shared__ Vec16<T> staged[2][2][kStageVectors][kStageThreads];
+  // [stage][x, grad][vector][thread] (dynamic, staged launches only): consecutive threads,
+  // consecutive 16-byte slots.
+  Vec16<T>* const staged = staged_vectors<T>();
+  auto slot = [&](std::int64_t it, int tensor, int q) -> Vec16<T>& {
+    return staged[((static_cast<int>(it % kBackwardStages) * 2 + tensor) * kStageVectors + q) * kRowThreads +
+                  threadIdx.x];
+  };
   const int group = threadIdx.x / G, t = threadIdx.x % G;
   const A n_cols = static_cast<A>(a.cols);
   A w[N];
@@ -67,8 +84,8 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 #pragma unroll
   for (int n = 0; n < N; ++n) dw[n] = db[n] = 0;
   const bool staged_rows = kStaged && vec;
-  // Starts the copy of iteration it's row into buffer it % 2 (one commit group per call, empty
-  // past the end).
+  // Starts the copy of iteration it's row into stage it % kBackwardStages (one commit group per
+  // call, empty past the end). Each thread reads back only the slots it copied itself.
   auto stage = [&](std::int64_t it) {
     if constexpr (kStaged) {
       const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
@@ -77,15 +94,16 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
         for (int q = 0; q < kStageVectors; ++q) {
           const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
           if (first < a.cols) {
-            __pipeline_memcpy_async(&staged[it & 1][0][q][threadIdx.x], a.x + row * a.cols + first, 16);
-            __pipeline_memcpy_async(&staged[it & 1][1][q][threadIdx.x], a.grad + row * a.cols + first, 16);
+            __pipeline_memcpy_async(&slot(it, 0, q), a.x + row * a.cols + first, 16);
+            __pipeline_memcpy_async(&slot(it, 1, q), a.grad + row * a.cols + first, 16);
           }
         }
       }
       __pipeline_commit();
     }
   };
-  if (staged_rows) stage(0);
+  if (staged_rows)
+    for (int it = 0; it < kBackwardStages - 1; ++it) stage(it);
   for (std::int64_t it = 0; it < iterations; ++it) {
     const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
     const bool active = row < a.rows;
@@ -94,15 +112,16 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
     for (int n = 0; n < N; ++n) xv[n] = gv[n] = 0;
     A mu = 0, r = 0;
     if (staged_rows) {
-      // The next row's copy goes out before this row's is awaited. Buffer (it + 1) % 2 was
-      // last read in iteration it - 1, whose values were used before this point.
-      stage(it + 1);
-      __pipeline_wait_prior(1);
+      // Row it + kBackwardStages - 1's copy goes out before this row's is awaited. Its stage
+      // was last read in iteration it - 1, by this thread, whose values were used before this
+      // point.
+      stage(it + kBackwardStages - 1);
+      __pipeline_wait_prior(kBackwardStages - 1);
       if (active) {
 #pragma unroll
         for (int q = 0; q < kStageVectors; ++q) {
           if ((static_cast<std::int64_t>(q) * G + t) * kV >= a.cols) continue;
-          const Vec16<T> xp = staged[it & 1][0][q][threadIdx.x], gp = staged[it & 1][1][q][threadIdx.x];
+          const Vec16<T> xp = slot(it, 0, q), gp = slot(it, 1, q);
 #pragma unroll
           for (int k = 0; k < kV; ++k) {
             xv[q * kV + k] = static_cast<A>(detail::widen(xp.v[k]));
@@ -261,8 +280,16 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
           constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
           const std::int64_t rows_per_pass = parts * (kRowThreads / G);
           const std::int64_t iterations = (rows + rows_per_pass - 1) / rows_per_pass;
-          norm_backward_rows_kernel<T, G, N><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations,
-                                                                                                     vec);
+          // Dynamic shared memory only where the rows are staged (two-byte, aligned rows).
+          std::size_t bytes = 0;
+          if constexpr (kStagedRows<T, N>) {
+            if (vec) {
+              bytes = staged_backward_bytes<T, N>();
+              prepare_staged_kernel(norm_backward_rows_kernel<T, G, N>, bytes);
+            }
+          }
+          norm_backward_rows_kernel<T, G, N><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
+              a, iterations, vec);
         });
         FERRITE_CUDA_CHECK_LAUNCH();
       } else {
