@@ -339,8 +339,12 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
       }
       PartialSums<T> sums{};
       unsigned outputs = 0;
-      if (a.partial_dweight) sums.partial[outputs] = a.partial_dweight, sums.out[outputs++] = dweight.data_as<T>();
-      if (a.partial_dbias) sums.partial[outputs] = a.partial_dbias, sums.out[outputs++] = dbias.data_as<T>();
+      auto add_output = [&](const A* partial, T* out) {
+        sums.partial[outputs] = partial;
+        sums.out[outputs++] = out;
+      };
+      if (a.partial_dweight) add_output(a.partial_dweight, dweight.data_as<T>());
+      if (a.partial_dbias) add_output(a.partial_dbias, dbias.data_as<T>());
       if (outputs > 0) {
         const dim3 grid(static_cast<unsigned>(blocks_for(cols, kColumnsPerBlock)), outputs);
         sum_partials_kernel<T><<<grid, kRowThreads, 0, stream>>>(sums, parts, cols);
