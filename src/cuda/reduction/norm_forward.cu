@@ -207,10 +207,12 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_staged_kernel(NormArgs<
     A v[N];
 #pragma unroll
     for (int q = 0; q < kVectors; ++q) {
+      // Vectors past the row's end (or of a row past the last) read as zeros: the choice is
+      // made once per vector, not per element (+0 either way, the same bits as before).
       const bool inside = active && (static_cast<std::int64_t>(q) * G + t) * kV < a.cols;
-      const Vec16<T> pack = slot(it, q);
+      const Vec16<T> pack = inside ? slot(it, q) : Vec16<T>{};
 #pragma unroll
-      for (int k = 0; k < kV; ++k) v[q * kV + k] = inside ? static_cast<A>(detail::widen(pack.v[k])) : A(0);
+      for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
     }
     norm_row<T, G, N, kCentred>(a, row, t, active, true, v, smem, pair_smem);
   }
