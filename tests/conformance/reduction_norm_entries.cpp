@@ -26,6 +26,16 @@ std::vector<Case> norm_cases(DType d, Rng& rng, bool centred) {
       {{64, 512}, false, false, 1e-3}, {{9, 1000}, true, true, 1e-5},   {{16, 2048}, false, true, 1e-5},
       {{8, 8192}, true, true, 1e-5},   {{4, 8193}, true, false, 1e-5},  {{2, 3, 64}, true, true, 0.1},
       {{0, 16}, true, true, 1e-5},     {{7}, true, true, 1e-5},          {{1, 1048576}, false, false, 1e-5},
+      // Around the CUDA kernels' shape thresholds: the first shape past 256 and 512 columns
+      // with 16-byte rows of every dtype (264, 520), a row too odd for vectors (257), the
+      // first vector row past the backward's register limit (4104), one element.
+      {{5, 264}, true, true, 1e-5},    {{5, 257}, true, true, 1e-5},    {{6, 520}, true, true, 1e-5},
+      {{3, 4104}, true, true, 1e-5},   {{1, 1}, true, true, 1e-5},
+      // Enough rows that the CUDA staged pipelines (F16/BF16) go round their ring of stages
+      // several times on a 132-multiprocessor GPU: forward 136 columns, 8 rows a block, at most
+      // 8 blocks a multiprocessor, 3 stages (4 iterations or more); backward 256 blocks of 8
+      // (136 columns) or 1 (2048) rows, 5 stages (15 and 7 iterations).
+      {{30000, 136}, true, true, 1e-5}, {{1600, 2048}, true, false, 1e-5},
   };
   std::vector<Case> cases;
   auto add = [&](const std::string& label, const Tensor& x, const NormCase& n, Tensor grad = Tensor()) {

@@ -17,7 +17,16 @@
 namespace ferrite::cuda::reduction {
 namespace {
 
-constexpr std::int64_t kMaxPartials = 1024;  // blocks, and so partial rows, at most
+// Blocks of the register-rows kernel, and so partial rows, at most: constants (the partial
+// count, and so dweight's bits, depend on the extents, the dtype and whether the rows are
+// vectorised, never on the GPU). Unstaged launches rely on many blocks for loads in flight:
+// 1024. Staged launches (two blocks a multiprocessor, their loads in flight in the pipeline)
+// take 256, about one resident wave on an H200's 132 multiprocessors: with 1024 (four waves,
+// the last partly empty; 32 MB of partials written and re-read for BF16 [65536, 4096]), 264
+// measured 4 points of the copy ceiling faster (docs/performance.md, run I).
+constexpr std::int64_t kMaxPartials = 1024, kMaxStagedPartials = 256;
+// Long rows: partial rows of the column-partials kernel.
+constexpr std::int64_t kLongRowPartials = 128;
 constexpr int kColumnsPerBlock = 32, kLanes = kRowThreads / kColumnsPerBlock;
 
 template <class T>
@@ -39,9 +48,25 @@ struct NormBackwardArgs {
 // current one, so a row's load is always in flight. Loading in registers, a block had a load
 // in flight only between its rows' reductions, and at two blocks per multiprocessor (127
 // registers a thread) BF16 [65536, 4096] moved 1.7 TB/s (41% of the copy ceiling) where F32,
-// with twice the bytes per load, reached 93%.
+// with twice the bytes per load, reached 93%. Staged one row ahead, 2.84 TB/s (66%, run I):
+// a block's work on a row is short next to the memory latency, so that left about one row
+// (16 KB of x and grad) per block, two blocks, in flight on a multiprocessor. The pipeline is
+// now kBackwardStages rows deep: kBackwardStages - 1 rows ahead, about 128 KB in flight on a
+// multiprocessor, as the F32 kernels that reach 93-95% have.
 template <class T, int N>
-inline constexpr bool kStagedRows = sizeof(T) == 2 && N % Vec16<T>::kSize == 0 && N <= 16;  // 32 KB of stages at most
+inline constexpr bool kStagedRows = sizeof(T) == 2 && N % Vec16<T>::kSize == 0 && N <= 16;
+inline constexpr int kBackwardStages = 5;
+
+// Dynamic shared memory of a staged launch: [stage][x, grad][vector][thread] of 16 bytes,
+// then [stage][mean, rstd][thread] of the accumulator (90 KB for the 16 items of the
+// 4096-column rows; two blocks a multiprocessor fit in 228). The row's mean and rstd travel
+// with its x and grad: read after the wait, each row cost its block a memory latency that no
+// stage covered.
+template <class T, int N>
+constexpr std::size_t staged_backward_bytes() {
+  return static_cast<std::size_t>(kBackwardStages) * kRowThreads *
+         (2 * (N / Vec16<T>::kSize) * sizeof(Vec16<T>) + 2 * sizeof(acc_t<T>));
+}
 
 template <class T, int G, int N>
 __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
@@ -49,11 +74,20 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
   using A = acc_t<T>;
   constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize;
   constexpr bool kStaged = kStagedRows<T, N>;
-  constexpr int kStageVectors = kStaged ? N / kV : 1, kStageThreads = kStaged ? kRowThreads : 1;
+  constexpr int kStageVectors = kStaged ? N / kV : 1;
   __shared__ SumPair<A> smem[kRowThreads / 32];
   __shared__ A column_smem[kGroups > 1 ? kGroups * G : 1];
-  // [buffer][x, grad][vector][thread]: consecutive threads, consecutive 16-byte slots.
-  __shared__ Vec16<T> staged[2][2][kStageVectors][kStageThreads];
+  // [stage][x, grad][vector][thread] (dynamic, staged launches only): consecutive threads,
+  // consecutive 16-byte slots.
+  Vec16<T>* const staged = staged_vectors<T>();
+  auto slot = [&](std::int64_t it, int tensor, int q) -> Vec16<T>& {
+    return staged[((static_cast<int>(it % kBackwardStages) * 2 + tensor) * kStageVectors + q) * kRowThreads +
+                  threadIdx.x];
+  };
+  A* const staged_stats = reinterpret_cast<A*>(staged + kBackwardStages * 2 * kStageVectors * kRowThreads);
+  auto stat_slot = [&](std::int64_t it, int which) -> A& {  // which: 0 mean, 1 rstd
+    return staged_stats[(static_cast<int>(it % kBackwardStages) * 2 + which) * kRowThreads + threadIdx.x];
+  };
   const int group = threadIdx.x / G, t = threadIdx.x % G;
   const A n_cols = static_cast<A>(a.cols);
   A w[N];
@@ -67,25 +101,28 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 #pragma unroll
   for (int n = 0; n < N; ++n) dw[n] = db[n] = 0;
   const bool staged_rows = kStaged && vec;
-  // Starts the copy of iteration it's row into buffer it % 2 (one commit group per call, empty
-  // past the end).
+  // Starts the copy of iteration it's row into stage it % kBackwardStages (one commit group per
+  // call, empty past the end). Each thread reads back only the slots it copied itself.
   auto stage = [&](std::int64_t it) {
     if constexpr (kStaged) {
       const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
       if (it < iterations && row < a.rows) {
+        if (a.mean) __pipeline_memcpy_async(&stat_slot(it, 0), a.mean + row, sizeof(A));
+        __pipeline_memcpy_async(&stat_slot(it, 1), a.rstd + row, sizeof(A));
 #pragma unroll
         for (int q = 0; q < kStageVectors; ++q) {
           const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
           if (first < a.cols) {
-            __pipeline_memcpy_async(&staged[it & 1][0][q][threadIdx.x], a.x + row * a.cols + first, 16);
-            __pipeline_memcpy_async(&staged[it & 1][1][q][threadIdx.x], a.grad + row * a.cols + first, 16);
+            __pipeline_memcpy_async(&slot(it, 0, q), a.x + row * a.cols + first, 16);
+            __pipeline_memcpy_async(&slot(it, 1, q), a.grad + row * a.cols + first, 16);
           }
         }
       }
       __pipeline_commit();
     }
   };
-  if (staged_rows) stage(0);
+  if (staged_rows)
+    for (int it = 0; it < kBackwardStages - 1; ++it) stage(it);
   for (std::int64_t it = 0; it < iterations; ++it) {
     const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
     const bool active = row < a.rows;
@@ -94,15 +131,18 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
     for (int n = 0; n < N; ++n) xv[n] = gv[n] = 0;
     A mu = 0, r = 0;
     if (staged_rows) {
-      // The next row's copy goes out before this row's is awaited. Buffer (it + 1) % 2 was
-      // last read in iteration it - 1, whose values were used before this point.
-      stage(it + 1);
-      __pipeline_wait_prior(1);
+      // Row it + kBackwardStages - 1's copy goes out before this row's is awaited. Its stage
+      // was last read in iteration it - 1, by this thread, whose values were used before this
+      // point.
+      stage(it + kBackwardStages - 1);
+      __pipeline_wait_prior(kBackwardStages - 1);
       if (active) {
+        if (a.mean) mu = stat_slot(it, 0);
+        r = stat_slot(it, 1);
 #pragma unroll
         for (int q = 0; q < kStageVectors; ++q) {
           if ((static_cast<std::int64_t>(q) * G + t) * kV >= a.cols) continue;
-          const Vec16<T> xp = staged[it & 1][0][q][threadIdx.x], gp = staged[it & 1][1][q][threadIdx.x];
+          const Vec16<T> xp = slot(it, 0, q), gp = slot(it, 1, q);
 #pragma unroll
           for (int k = 0; k < kV; ++k) {
             xv[q * kV + k] = static_cast<A>(detail::widen(xp.v[k]));
@@ -113,8 +153,6 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
     } else if (active) {
       load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, xv, A(0));
       load_items<T, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv, A(0));
-    }
-    if (active) {
       if (a.mean) mu = a.mean[row];
       r = a.rstd[row];
     }
@@ -202,18 +240,32 @@ __global__ void __launch_bounds__(kRowThreads) norm_backward_column_partials_ker
   if (a.partial_dbias) a.partial_dbias[blockIdx.y * a.cols + c] = db;
 }
 
-// dweight[c] / dbias[c] = the partials of column c added in partial order: 32 columns per
-// block, 8 lanes over the partials, the lanes combined in lane order.
+// dweight[c] / dbias[c] = the partials of column c added in a fixed order: 32 columns per
+// block, 8 lanes over the partials (lane l adds partials l, l + 8, ...), the lanes combined in
+// lane order. blockIdx.y picks the output (dweight and dbias in one launch). The loads of a
+// lane are unrolled by 8 (independent loads in flight; the additions stay in partial order):
+// one block per 32 columns, one to a multiprocessor, and a load at a time left this kernel
+// bound by latency.
+template <class T>
+struct PartialSums {
+  const acc_t<T>* partial[2];
+  T* out[2];
+};
+
 template <class T>
 __global__ void __launch_bounds__(kRowThreads)
-    sum_partials_kernel(const acc_t<T>* partial, T* out, std::int64_t parts, std::int64_t cols) {
+    sum_partials_kernel(PartialSums<T> sums, std::int64_t parts, std::int64_t cols) {
   using A = acc_t<T>;
   __shared__ A lanes[kLanes][kColumnsPerBlock];
+  const A* partial = blockIdx.y == 0 ? sums.partial[0] : sums.partial[1];  // no dynamic index: no local copy
+  T* out = blockIdx.y == 0 ? sums.out[0] : sums.out[1];
   const int col_in_block = threadIdx.x % kColumnsPerBlock, lane = threadIdx.x / kColumnsPerBlock;
   const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kColumnsPerBlock + col_in_block;
   A s = 0;
-  if (c < cols)
+  if (c < cols) {
+#pragma unroll 8
     for (std::int64_t p = lane; p < parts; p += kLanes) s += partial[p * cols + c];
+  }
   lanes[lane][col_in_block] = s;
   __syncthreads();
   if (lane == 0 && c < cols) {
@@ -245,13 +297,14 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
                             rows,
                             cols};
       const bool vec = rows_vectorisable<T>(cols, {a.grad, a.x, a.weight, a.dx});
-      // How many partial rows: fixed by the extents only (determinism).
+      // How many partial rows: fixed by the extents, the dtype and vec only (determinism).
       std::int64_t parts = 0;
       const bool fits = with_row_shape(cols, 4096, [&](auto shape) {
-        constexpr int G = decltype(shape)::kGroup;
-        parts = std::min<std::int64_t>(kMaxPartials, (rows + kRowThreads / G - 1) / (kRowThreads / G));
+        constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
+        const std::int64_t most = kStagedRows<T, N> && vec ? kMaxStagedPartials : kMaxPartials;
+        parts = std::min<std::int64_t>(most, (rows + kRowThreads / G - 1) / (kRowThreads / G));
       });
-      if (!fits) parts = std::min<std::int64_t>(kMaxPartials / 8, rows);
+      if (!fits) parts = std::min<std::int64_t>(kLongRowPartials, rows);
       auto dw_storage = dweight.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
       auto db_storage = dbias.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
       a.partial_dweight = dw_storage ? static_cast<A*>(dw_storage->data()) : nullptr;
@@ -261,8 +314,16 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
           constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
           const std::int64_t rows_per_pass = parts * (kRowThreads / G);
           const std::int64_t iterations = (rows + rows_per_pass - 1) / rows_per_pass;
-          norm_backward_rows_kernel<T, G, N><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations,
-                                                                                                     vec);
+          // Dynamic shared memory only where the rows are staged (two-byte, aligned rows).
+          std::size_t bytes = 0;
+          if constexpr (kStagedRows<T, N>) {
+            if (vec) {
+              bytes = staged_backward_bytes<T, N>();
+              prepare_staged_kernel(norm_backward_rows_kernel<T, G, N>, bytes);
+            }
+          }
+          norm_backward_rows_kernel<T, G, N><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
+              a, iterations, vec);
         });
         FERRITE_CUDA_CHECK_LAUNCH();
       } else {
@@ -276,15 +337,17 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
           FERRITE_CUDA_CHECK_LAUNCH();
         }
       }
-      const unsigned column_blocks = static_cast<unsigned>(blocks_for(cols, kColumnsPerBlock));
-      if (a.partial_dweight) {
-        sum_partials_kernel<T><<<column_blocks, kRowThreads, 0, stream>>>(a.partial_dweight, dweight.data_as<T>(),
-                                                                          parts, cols);
-        FERRITE_CUDA_CHECK_LAUNCH();
-      }
-      if (a.partial_dbias) {
-        sum_partials_kernel<T><<<column_blocks, kRowThreads, 0, stream>>>(a.partial_dbias, dbias.data_as<T>(), parts,
-                                                                          cols);
+      PartialSums<T> sums{};
+      unsigned outputs = 0;
+      auto add_output = [&](const A* partial, T* out) {
+        sums.partial[outputs] = partial;
+        sums.out[outputs++] = out;
+      };
+      if (a.partial_dweight) add_output(a.partial_dweight, dweight.data_as<T>());
+      if (a.partial_dbias) add_output(a.partial_dbias, dbias.data_as<T>());
+      if (outputs > 0) {
+        const dim3 grid(static_cast<unsigned>(blocks_for(cols, kColumnsPerBlock)), outputs);
+        sum_partials_kernel<T><<<grid, kRowThreads, 0, stream>>>(sums, parts, cols);
         FERRITE_CUDA_CHECK_LAUNCH();
       }
     }

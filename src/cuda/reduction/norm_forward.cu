@@ -46,11 +46,6 @@ __device__ __forceinline__ void corrected_stats(A mu0, SumPair<A> deviations, A 
   if (var < A(0)) var = A(0);  // rounding of a variance near 0; a NaN stays
 }
 
-// Rows in registers: one row per group of G threads, read once and written once. Weight
-// and bias are applied one vector at a time at the end (they are the same for every row,
-// so they come from L1/L2), which keeps few registers live and many blocks resident.
-// kCentred: layer norm (mean and variance); else RMS norm (mean(x²) only, no subtraction:
-// the BF16 norms are bound by instruction issue).
 // One row held in registers (v, N items of thread t of its group): statistics, mean/rstd, y.
 // kCentred: layer norm (mean and variance); else RMS norm (mean(x²) only, no subtraction:
 // the BF16 norms are bound by instruction issue). Every thread of the block calls it (the
@@ -154,13 +149,24 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, b
 // loaded in registers at the start of each block, a block had nothing in flight while it
 // reduced and wrote its rows, and BF16 [65536, 4096] moved 3.0-3.4 TB/s where F32 reached
 // 4.1 with the same code. Here the blocks stay resident (as many as fit at once) and walk over
-// the rows; each thread copies its own vectors of its group's next row into shared memory
-// (cp.async, no registers held) before it works on the current one, so every block always
-// has a row's load in flight. The arithmetic is norm_row's: the same bits as norm_rows_kernel.
-// Measured on BF16 [65536, 4096] (H200): layer_norm 3.08 -> 3.26 TB/s, rms_norm 3.46 -> 3.61,
-// short of the ~3.9 predicted had latency been the whole story (docs/performance.md, run I).
+// the rows; each thread copies its own vectors of its group's coming rows into shared memory
+// (cp.async, no registers held) before it works on the current one. The arithmetic is
+// norm_row's: the same bits as norm_rows_kernel.
+// Run I (docs/performance.md), one row ahead and weight/bias re-read per row from L1/L2:
+// BF16 [65536, 4096] layer_norm 3.08 -> 3.26 TB/s, rms_norm 3.46 -> 3.61, short of the ~3.9
+// expected. Since then kForwardStages - 1 rows ahead: a block's work on a row is short next
+// to the memory latency, so one row ahead left little more than one row per block in flight
+// (4 blocks of 64 registers a multiprocessor: about 64 KB, where the F32 register kernel has
+// about 96 KB). Holding each thread's weight and bias vectors in registers instead of
+// re-reading them from L1 took 127 registers (2 blocks), or spilled at 80: not done.
 template <class T, int N>
 inline constexpr bool kStagedForward = sizeof(T) == 2 && N % Vec16<T>::kSize == 0;
+inline constexpr int kForwardStages = 3;
+
+template <class T, int N>
+constexpr std::size_t staged_forward_bytes() {
+  return static_cast<std::size_t>(kForwardStages) * (N / Vec16<T>::kSize) * kRowThreads * sizeof(Vec16<T>);
+}
 
 template <class T, int G, int N, bool kCentred>
 __global__ void __launch_bounds__(kRowThreads) norm_rows_staged_kernel(NormArgs<T> a, std::int64_t row_blocks) {
@@ -168,11 +174,14 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_staged_kernel(NormArgs<
   constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize, kVectors = N / kV;
   __shared__ A smem[kRowThreads / 32];
   __shared__ SumPair<A> pair_smem[kCentred ? kRowThreads / 32 : 1];
-  // [buffer][vector][thread]: consecutive threads, consecutive 16-byte slots.
-  __shared__ Vec16<T> staged[2][kVectors][kRowThreads];
+  // [stage][vector][thread]: consecutive threads, consecutive 16-byte slots.
+  Vec16<T>* const staged = staged_vectors<T>();
+  auto slot = [&](std::int64_t it, int q) -> Vec16<T>& {
+    return staged[(static_cast<int>(it % kForwardStages) * kVectors + q) * kRowThreads + threadIdx.x];
+  };
   const int group = threadIdx.x / G, t = threadIdx.x % G;
-  // Starts the copy of iteration it's row into buffer it % 2 (one commit group per call,
-  // empty past the end). Each thread reads back only the slots it copied itself.
+  // Starts the copy of iteration it's row into stage it % kForwardStages (one commit group per
+  // call, empty past the end). Each thread reads back only the slots it copied itself.
   auto stage = [&](std::int64_t it) {
     const std::int64_t block_row = it * gridDim.x + blockIdx.x;
     const std::int64_t row = block_row * kGroups + group;
@@ -180,27 +189,30 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_staged_kernel(NormArgs<
 #pragma unroll
       for (int q = 0; q < kVectors; ++q) {
         const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
-        if (first < a.cols) __pipeline_memcpy_async(&staged[it & 1][q][threadIdx.x], a.x + row * a.cols + first, 16);
+        if (first < a.cols) __pipeline_memcpy_async(&slot(it, q), a.x + row * a.cols + first, 16);
       }
     }
     __pipeline_commit();
   };
-  stage(0);
+#pragma unroll
+  for (int it = 0; it < kForwardStages - 1; ++it) stage(it);
   // The loop bound is the same for every thread of the block (the reductions synchronise it).
   for (std::int64_t it = 0; it * gridDim.x + blockIdx.x < row_blocks; ++it) {
     const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
     const bool active = row < a.rows;
-    // The next row's copy goes out before this row's is awaited. Buffer (it + 1) % 2 was
-    // last read in iteration it - 1, by this thread, before this point.
-    stage(it + 1);
-    __pipeline_wait_prior(1);
+    // Row it + kForwardStages - 1's copy goes out before this row's is awaited. Its stage
+    // was last read in iteration it - 1, by this thread, before this point.
+    stage(it + kForwardStages - 1);
+    __pipeline_wait_prior(kForwardStages - 1);
     A v[N];
 #pragma unroll
     for (int q = 0; q < kVectors; ++q) {
+      // Vectors past the row's end (or of a row past the last) read as zeros: the choice is
+      // made once per vector, not per element (+0 either way, the same bits as before).
       const bool inside = active && (static_cast<std::int64_t>(q) * G + t) * kV < a.cols;
-      const Vec16<T> pack = staged[it & 1][q][threadIdx.x];
+      const Vec16<T> pack = inside ? slot(it, q) : Vec16<T>{};
 #pragma unroll
-      for (int k = 0; k < kV; ++k) v[q * kV + k] = inside ? static_cast<A>(detail::widen(pack.v[k])) : A(0);
+      for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
     }
     norm_row<T, G, N, kCentred>(a, row, t, active, true, v, smem, pair_smem);
   }
@@ -209,10 +221,10 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_staged_kernel(NormArgs<
 // Blocks of a staged launch: as many as are resident at once on the device, at most one
 // per group of rows. Which block does a row changes nothing in its result.
 template <class Kernel>
-unsigned resident_blocks(Kernel kernel, std::int64_t row_blocks) {
+unsigned resident_blocks(Kernel kernel, std::int64_t row_blocks, std::size_t dynamic_bytes) {
   int device = 0, per_sm = 0;
   FERRITE_CUDA_CHECK(cudaGetDevice(&device));
-  FERRITE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowThreads, 0));
+  FERRITE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowThreads, dynamic_bytes));
   const std::int64_t resident =
       static_cast<std::int64_t>(std::max(per_sm, 1)) * DeviceContext::get(device).properties().multiProcessorCount;
   return static_cast<unsigned>(std::min(resident, row_blocks));
@@ -285,7 +297,9 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
         if constexpr (kStagedForward<T, N>) {
           if (vec) {
             auto kernel = centred ? norm_rows_staged_kernel<T, G, N, true> : norm_rows_staged_kernel<T, G, N, false>;
-            kernel<<<resident_blocks(kernel, blocks), kRowThreads, 0, stream>>>(a, blocks);
+            constexpr std::size_t bytes = staged_forward_bytes<T, N>();
+            prepare_staged_kernel(kernel, bytes);
+            kernel<<<resident_blocks(kernel, blocks, bytes), kRowThreads, bytes, stream>>>(a, blocks);
             return;
           }
         }

@@ -179,6 +179,26 @@ __device__ __forceinline__ void store_items_widened(O* row, std::int64_t cols, i
   }
 }
 
+/// Dynamic shared memory of the staged kernels (norm_forward.cu, norm_backward.cu): their
+/// cp.async stages, several rows deep. Allows `bytes` of it (above the default 48 KB) and asks
+/// for the largest shared-memory carveout: these kernels keep their reused operands (weight,
+/// bias) in registers, so L1 has nothing to hold, and the occupancy the runtime computes
+/// (resident_blocks) is then the one the launch gets.
+template <class Kernel>
+void prepare_staged_kernel(Kernel kernel, std::size_t bytes) {
+  FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
+  FERRITE_CUDA_CHECK(
+      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
+}
+
+/// The dynamic shared memory of a staged kernel, as 16-byte vectors of T (every staged kernel
+/// of a translation unit declares the same extern array; its type cannot vary by instantiation).
+template <class T>
+__device__ __forceinline__ Vec16<T>* staged_vectors() {
+  extern __shared__ __align__(16) unsigned char staged_bytes[];
+  return reinterpret_cast<Vec16<T>*>(staged_bytes);
+}
+
 /// Two sums reduced together (one pass through shared memory instead of two).
 template <class A>
 struct SumPair {
