@@ -12,6 +12,9 @@
 # over 6 minutes beside ctest): run it as two calls on the same warm machine, the build reused:
 #   SKIP_MEMCHECK=1       build, ctest (and benchmarks), no compute-sanitizer
 #   MEMCHECK_ONLY=1       build (a no-op when warm), compute-sanitizer only, nothing else
+#   MEMCHECK_SHARDS=n     the conformance memcheck as n GoogleTest shards side by side
+#                         (default 8 with MEMCHECK_ONLY=1, else 4): one process under memcheck
+#                         runs about ten cases a second, the GPU has room for several
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -47,13 +50,21 @@ elif command -v compute-sanitizer >/dev/null; then
   # error; CudnnAttentionLarge runs benchmark-sized attention (seconds natively, too slow
   # under memcheck); every other CUDA test runs under it. The runs go side by side (they share the
   # GPU without trouble, and with the test programs that ctest runs meanwhile).
-  memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}"
-                 "ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*:CudnnAttentionLarge.*")
-  [ -n "${TEST_FILTER:-}" ] && memcheck_runs=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}")
+  shards=${MEMCHECK_SHARDS:-$([ "${MEMCHECK_ONLY:-0}" = 1 ] && echo 8 || echo 4)}
+  memcheck_runs=(); memcheck_logs=(); memcheck_env=()
+  for ((k = 0; k < shards; ++k)); do
+    memcheck_runs+=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}")
+    memcheck_logs+=("$OUT/sanitizer-conformance-$((k + 1))of$shards.log")
+    memcheck_env+=("GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$k")
+  done
+  if [ -z "${TEST_FILTER:-}" ]; then
+    memcheck_runs+=("ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*:CudnnAttentionLarge.*")
+    memcheck_logs+=("$OUT/sanitizer-ferrite_cuda_tests.log"); memcheck_env+=("")
+  fi
   pids=()
-  for run in "${memcheck_runs[@]}"; do
-    FERRITE_TEST_TRACE="$OUT/last-test-memcheck.txt" timeout "${MEMCHECK_TIMEOUT_S:-420}" compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/$run \
-      >"$OUT/sanitizer-${run%% *}.log" 2>&1 &
+  for i in "${!memcheck_runs[@]}"; do
+    env ${memcheck_env[$i]} FERRITE_TEST_TRACE="$OUT/last-test-memcheck-$i.txt" timeout "${MEMCHECK_TIMEOUT_S:-420}" \
+      compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/${memcheck_runs[$i]} >"${memcheck_logs[$i]}" 2>&1 &
     pids+=($!)
   done
 else
@@ -107,11 +118,11 @@ fi  # MEMCHECK_ONLY
 # ---- compute-sanitizer results ----
 if [ $memcheck = 1 ] && command -v compute-sanitizer >/dev/null; then
   for i in "${!memcheck_runs[@]}"; do
-    run=${memcheck_runs[$i]}; log="$OUT/sanitizer-${run%% *}.log"
+    run="${memcheck_env[$i]:+${memcheck_env[$i]} }${memcheck_runs[$i]}"; log=${memcheck_logs[$i]}
     if wait "${pids[$i]}"; then
-      note "compute-sanitizer memcheck ($run): $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
+      note "compute-sanitizer memcheck ($run): $(grep -E 'tests? from .* ran' "$log" | tail -1); $(grep -E 'ERROR SUMMARY' "$log" | tail -1)"
     else
-      note "compute-sanitizer memcheck ($run): FAILED: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' "$log" | tail -3)"; status=1
+      note "compute-sanitizer memcheck ($run): FAILED (exit $?, 124 = timeout; last test: $(cat "$OUT/last-test-memcheck-$i.txt" 2>/dev/null)): $(grep -E 'ERROR SUMMARY|PASSED|FAILED|progress' "$log" | tail -3)"; status=1
       grep -m 20 -E "=========" "$log"
     fi
   done
