@@ -36,3 +36,33 @@ def test_python_argument_errors():
         ft.zeros("a")
     with pytest.raises(TypeError):
         ft.ones(2)["x"]
+
+
+@pytest.mark.parametrize("first", ["numpy", "torch"])
+def test_errors_after_another_cpp_library_loaded(first):
+    # A fresh process that loads NumPy or PyTorch (and with them the system's libstdc++) before
+    # ferrite, then raises and catches ferrite errors, and the other way round. With a
+    # libferrite that exported a static copy of the C++ runtime, the dynamic linker mixed the two
+    # copies: the first error message crashed the process (SIGSEGV), and PyTorch imported after
+    # ferrite aborted in its own string conversion.
+    import importlib.util
+    import subprocess
+    import sys
+
+    if importlib.util.find_spec(first) is None:
+        pytest.skip(f"{first} is not installed")
+    raise_errors = (
+        "import ferrite as ft\n"
+        "for bad in (lambda: ft.zeros(2).reshape(5), lambda: ft.ones(2) + ft.ones(2, dtype=ft.float64)):\n"
+        "    try:\n"
+        "        bad()\n"
+        "    except ft.Error as e:\n"
+        "        assert str(e), 'empty message'\n"
+        "    else:\n"
+        "        raise SystemExit('no error raised')\n"
+        "print(ft.arange(3, dtype=ft.float32) * 2)\n"
+    )
+    for code in (f"import {first}\n" + raise_errors, raise_errors + f"import {first}\nprint({first}.__name__)\n"):
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+        assert run.returncode == 0, f"exit {run.returncode}\n{run.stdout}\n{run.stderr[-2000:]}"
+        assert "tensor([0., 2., 4.])" in run.stdout
