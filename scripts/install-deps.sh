@@ -45,6 +45,35 @@ PY
   fi
   rm -rf "$tmp"
 fi
+# cuSPARSELt's header (2:4 structured sparsity), when CUDA is present: only the include/ folder of
+# the PyPI wheel nvidia-cusparselt-cu13, unpacked into the ignored .deps/cusparselt/include. The
+# library itself is not linked: ferrite loads libcusparseLt.so.0 at run time (install it with
+# `pip install nvidia-cusparselt-cu13`, or point FERRITE_CUSPARSELT_LIB at it).
+if { [ -x /usr/local/cuda/bin/nvcc ] || command -v nvcc >/dev/null; } && [ ! -f .deps/cusparselt/include/cusparseLt.h ] &&
+  command -v python3 >/dev/null; then
+  tmp=$(mktemp -d)
+  if python3 -m pip download -q --no-deps -d "$tmp" nvidia-cusparselt-cu13 >/dev/null 2>&1; then
+    python3 - "$tmp" <<'PY' || echo "cusparselt: could not unpack the package" >&2
+import os, sys, zipfile
+d = sys.argv[1]
+wheel = os.path.join(d, [f for f in os.listdir(d) if f.endswith(".whl")][0])
+dest = ".deps/cusparselt/include"
+os.makedirs(dest, exist_ok=True)
+with zipfile.ZipFile(wheel) as z:
+    # the headers sit in nvidia/<cu13 or cusparselt>/include/; only they are taken
+    for name in z.namelist():
+        parts = name.split("/")
+        if len(parts) >= 2 and parts[-2] == "include" and parts[-1].endswith(".h"):
+            with z.open(name) as src, open(os.path.join(dest, parts[-1]), "wb") as out:
+                out.write(src.read())
+if not os.path.exists(os.path.join(dest, "cusparseLt.h")):
+    sys.exit("cusparseLt.h is not in " + wheel)
+PY
+  else
+    echo "cusparselt: pip download failed; the 2:4 structured products will be Unsupported" >&2
+  fi
+  rm -rf "$tmp"
+fi
 [ ${#need[@]} -eq 0 ] && exit 0
 echo "installing: ${need[*]}"
 sudo=""

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "ferrite/tensor.hpp"
 
@@ -106,5 +107,66 @@ SparseMatrix sddmm(const SparseMatrix& input, const Tensor& mat1, const Tensor& 
 /// `a + b` (torch.add(a, b, alpha=alpha)) of CSR tensors: a CSR result holding the union of
 /// both structures (an entry that sums to 0 stays stored), columns sorted. nnz is read back once.
 SparseMatrix add(const SparseMatrix& a, const SparseMatrix& b, double alpha = 1.0);
+
+// ---- 2:4 semi-structured sparsity (cuSPARSELt on the GPU; docs/families/sparse.md) ----
+//
+// A structured matrix [rows, cols] keeps at most half of every group of consecutive elements
+// of a row (the reduction dimension of the products below): 2 of every 4 for F16 and BF16,
+// 1 of every 2 for F32 (cuSPARSELt's 50% pattern for float, which is also 2:4). The products
+// run on sparse tensor cores through cuSPARSELt, loaded at run time (libcusparseLt.so.0: the
+// FERRITE_CUSPARSELT_LIB variable, the loader's path, then Python environments'
+// site-packages/nvidia/*/lib); without it they are Unsupported, never a dense fallback. The
+// CPU backend multiplies the pruned matrix densely.
+
+/// A pruned matrix ready for the structured products: the pruned dense form (what
+/// decompress_24 returns; cuSPARSELt has no decompression) and, on CUDA, cuSPARSELt's
+/// compressed form (the kept values and their metadata: opaque bytes, held as I32 words).
+class Sparse24Matrix {
+ public:
+  Sparse24Matrix() = default;
+  Sparse24Matrix(Tensor pruned, Tensor compressed) : pruned_(std::move(pruned)), compressed_(std::move(compressed)) {}
+
+  bool defined() const { return pruned_.defined(); }
+  std::int64_t rows() const { return pruned_.size(0); }
+  std::int64_t cols() const { return pruned_.size(1); }
+  DType dtype() const { return pruned_.dtype(); }
+  Device device() const { return pruned_.device(); }
+  /// The pruned dense matrix [rows, cols].
+  const Tensor& pruned() const { return pruned_; }
+  /// cuSPARSELt's compressed form on CUDA; undefined on the CPU and for an empty matrix.
+  const Tensor& compressed() const { return compressed_; }
+  /// "2:4 [32, 64] F16 cuda:0", for messages.
+  std::string description() const;
+
+ private:
+  Tensor pruned_, compressed_;
+};
+
+/// The group of the 50% pattern of `dtype`: 4 for F16/BF16 (2:4), 2 for F32 (1:2);
+/// Unsupported for any other dtype.
+std::int64_t structured_group(DType dtype);
+/// Whether the structured products run on `device`; when not, `reason` (if given) says why
+/// and how to install what is missing. No error is thrown.
+bool structured_available(Device device, std::string* reason = nullptr);
+/// `dense` [rows, cols] (F16, BF16, F32; cols a multiple of the group) with all but the
+/// group / 2 largest magnitudes of every group of consecutive row elements set to +0. Ties go
+/// to the lower position; NaN ranks above every number (it is kept); -0 and +0 tie. The kept
+/// elements are copied bit for bit. Same result on every backend.
+Tensor prune_24(const Tensor& dense);
+/// The structured matrix of an already pruned `pruned` [rows, cols]: at most group / 2
+/// nonzeros (x != 0, NaN counts) per group, else InvalidArgument naming the first bad group
+/// (prune it first). cuSPARSELt's shape rule for the sparse operand applies on every backend:
+/// rows and cols multiples of 16 (F16/BF16) or 8 (F32), i.e. of 32 bytes. One flag is read back.
+Sparse24Matrix compress_24(const Tensor& pruned);
+/// The pruned dense matrix (a copy).
+Tensor decompress_24(const Sparse24Matrix& a);
+/// C = A B for a structured A [m, k] and a dense B [k, n] of A's dtype and device; C has that
+/// dtype, accumulated in F32 (F32 input: TF32 products on the GPU, plain F32 on the CPU).
+/// n must be a multiple of 8 (F16/BF16) or 4 (F32), i.e. of 16 bytes (cuSPARSELt's dense rule).
+/// Deterministic (cuSPARSELt's algorithm 0, no split-K).
+Tensor matmul_24(const Sparse24Matrix& a, const Tensor& b);
+/// x Wᵀ for a dense x [p, k] and a structured W [n, k] (torch.nn.functional.linear with a
+/// semi-structured weight): [p, n]; p must be a multiple of 8 (F16/BF16) or 4 (F32).
+Tensor linear_24(const Tensor& x, const Sparse24Matrix& w);
 
 }  // namespace ferrite::sparse

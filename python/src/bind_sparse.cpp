@@ -115,6 +115,37 @@ void bind_sparse(nb::module_& m, nb::class_<Tensor>& t) {
   s.def("mm", [](const Tensor& a, const SparseMatrix& b) { return sparse::spmm(a, b); }, nb::arg("mat1"),
         nb::arg("mat2"));
 
+  // 2:4 semi-structured sparsity (cuSPARSELt on the GPU).
+  using sparse::Sparse24Matrix;
+  nb::class_<Sparse24Matrix>(s, "Sparse24Matrix",
+                             "A 2:4 (F16/BF16) or 1:2 (F32) structured matrix: its pruned dense form and, on CUDA, "
+                             "cuSPARSELt's compressed form.")
+      .def_prop_ro("shape", [](const Sparse24Matrix& a) { return nb::make_tuple(a.rows(), a.cols()); })
+      .def_prop_ro("dtype", &Sparse24Matrix::dtype)
+      .def_prop_ro("device", &Sparse24Matrix::device)
+      .def_prop_ro("pruned", &Sparse24Matrix::pruned, "The pruned dense matrix.")
+      .def_prop_ro("compressed", [](const Sparse24Matrix& a) -> std::optional<Tensor> {
+        return a.compressed().defined() ? std::optional<Tensor>(a.compressed()) : std::nullopt;
+      }, "cuSPARSELt's compressed bytes as I32 words (None on the CPU).")
+      .def("to_dense", &sparse::decompress_24)
+      .def("__matmul__", &sparse::matmul_24, nb::arg("other"))
+      .def("__repr__", [](const Sparse24Matrix& a) { return "Sparse24Matrix(" + a.description() + ")"; });
+  s.def("structured_available", [](Device device) {
+        std::string why;
+        const bool ok = sparse::structured_available(device, &why);
+        return nb::make_tuple(ok, why);
+      }, nb::arg("device"), "(True, '') when the 2:4 products run on `device`, else (False, why).");
+  s.def("prune_24", &sparse::prune_24, nb::arg("input"),
+        "All but the 2 largest magnitudes of every 4 row elements (1 of 2 for F32) set to 0; ties to the lower "
+        "position, NaN kept first.");
+  s.def("compress_24", &sparse::compress_24, nb::arg("input"), "A pruned matrix as a Sparse24Matrix.");
+  s.def("to_sparse_semi_structured", &sparse::compress_24, nb::arg("input"),
+        "torch.sparse.to_sparse_semi_structured: the input must already be pruned (see prune_24).");
+  s.def("decompress_24", &sparse::decompress_24, nb::arg("input"));
+  s.def("matmul_24", &sparse::matmul_24, nb::arg("input"), nb::arg("other"), "A B for a structured A.");
+  s.def("linear_24", &sparse::linear_24, nb::arg("input"), nb::arg("weight"),
+        "input @ weight.T for a structured weight (F.linear).");
+
   const auto dt = nb::arg("dtype") = nb::none();
   const auto dv = nb::arg("device") = nb::none();
   m.def("sparse_csr_tensor", [](const Tensor& crow, const Tensor& col, const Tensor& values, nb::handle size,

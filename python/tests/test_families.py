@@ -163,6 +163,31 @@ def test_sparse_matrix(device):
     np.testing.assert_allclose(npy(ft.sparse.spmv(a, ft.tensor([1.0, 2.0, 3.0], device=device))), d @ [1, 2, 3])
 
 
+def test_sparse_24(device):
+    a = rng.standard_normal((16, 32)).astype(np.float32)
+    pruned = ft.sparse.prune_24(T(a, device))
+    # F32's pattern is 1:2: the larger magnitude of each pair, the first on a tie.
+    pairs = a.reshape(16, 16, 2)
+    first = np.abs(pairs[..., 0]) >= np.abs(pairs[..., 1])
+    expected = np.where(np.stack([first, ~first], -1), pairs, 0).reshape(16, 32)
+    np.testing.assert_array_equal(npy(pruned), expected)
+    with pytest.raises(ft.InvalidArgumentError, match="prune it first"):
+        ft.sparse.compress_24(T(a, device))
+    ok, why = ft.sparse.structured_available(device)
+    if not ok:
+        pytest.skip(why)
+    s = ft.sparse.compress_24(pruned)
+    assert s.shape == (16, 32) and s.dtype == ft.float32 and "1:2 [16, 32] F32" in repr(s)
+    np.testing.assert_array_equal(npy(s.to_dense()), expected)
+    b = rng.standard_normal((32, 8)).astype(np.float32)
+    x = rng.standard_normal((4, 32)).astype(np.float32)
+    # TF32 products on the GPU
+    np.testing.assert_allclose(npy(s @ T(b, device)), expected @ b, rtol=1e-2, atol=2e-2)
+    np.testing.assert_allclose(npy(ft.sparse.linear_24(T(x, device), s)), x @ expected.T, rtol=1e-2, atol=2e-2)
+    with pytest.raises(ValueError, match="multiple of 4"):
+        ft.sparse.matmul_24(s, T(b[:, :6], device))
+
+
 def test_sparse_constructors(device):
     i32 = ft.int32
     a = ft.sparse.csc(ft.tensor([0, 1, 1, 2], dtype=i32, device=device), ft.tensor([1, 0], dtype=i32, device=device),

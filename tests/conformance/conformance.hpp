@@ -65,6 +65,9 @@ struct Entry {
   /// Per-output tolerance override of CUDA against the CPU (integer outputs such as indices
   /// usually exact); when unset, backend_tolerance applies to every output.
   std::function<Tolerance(DType, std::size_t output)> output_backend_tolerance = {};
+  /// Why the op cannot run on a device (a run-time library absent there), or empty; a
+  /// non-empty reason skips the entry on that device with the reason (no other cause may skip).
+  std::function<std::string(Device)> unavailable = {};
 };
 
 std::vector<Entry>& registry();

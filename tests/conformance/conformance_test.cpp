@@ -39,6 +39,8 @@ class Conformance : public ::testing::TestWithParam<Param> {};
 TEST_P(Conformance, MatchesReference) {
   const Entry& entry = registry()[GetParam().entry];
   const DType dtype = GetParam().dtype;
+  if (entry.unavailable)
+    if (const std::string why = entry.unavailable(g_device); !why.empty()) GTEST_SKIP() << why;
   // The same inputs every run unless FERRITE_TEST_SEED asks for others; every failure says
   // how to repeat it.
   Rng rng(case_seed(base_seed(), entry.op, dtype));
@@ -133,6 +135,8 @@ class StridedConformance : public ::testing::TestWithParam<Param> {};
 TEST_P(StridedConformance, ViewsGiveTheSameResultsAsContiguousInputs) {
   const Entry& entry = registry()[GetParam().entry];
   const DType dtype = GetParam().dtype;
+  if (entry.unavailable)
+    if (const std::string why = entry.unavailable(g_device); !why.empty()) GTEST_SKIP() << why;
   Rng rng(case_seed(base_seed(), entry.op, dtype));
   const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
   SCOPED_TRACE("inputs of base seed " + std::to_string(base_seed()) + "; repeat with: FERRITE_TEST_SEED=" +

@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <cstddef>
 #include <functional>
+#include <string>
 
 #include "ferrite/buffer.hpp"
 #include "ferrite/dtype.hpp"
@@ -108,6 +110,31 @@ class SparseOps {
   virtual CompressedResult add(const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values,
                                const Buffer& b_ptr, const Buffer& b_idx, const Buffer& b_values, const Buffer& c_ptr,
                                std::int64_t m, std::int64_t n, double alpha, const SparseAllocate& allocate) = 0;
+
+  // ---- 2:4 semi-structured sparsity (ferrite/sparse.hpp: prune_24, compress_24, matmul_24) ----
+  // Dtypes F16, BF16 (group 4) and F32 (group 2); matrices row-major and 16-byte aligned; the
+  // front end has checked shapes (cuSPARSELt's multiples) and the pattern.
+
+  /// Empty when the structured products run on this backend, else why not and how to
+  /// install what is missing (a library that could not be loaded). Never throws.
+  virtual std::string structured_unavailable() = 0;
+  /// out [rows, cols] = dense with every group of `group` consecutive row elements pruned by
+  /// structured::prune_group (src/core/structured_sparsity.hpp); rows * cols > 0.
+  virtual void prune_structured(const Buffer& dense, const Buffer& out, std::int64_t rows, std::int64_t cols,
+                                int group) = 0;
+  /// Bytes of the backend's compressed form of `pruned` [rows, cols] (rows, cols > 0); 0 when
+  /// the backend multiplies the pruned matrix itself (the CPU).
+  virtual std::size_t structured_compressed_bytes(const Buffer& pruned, std::int64_t rows, std::int64_t cols) = 0;
+  /// Writes the compressed form (structured_compressed_bytes() of them) of `pruned`.
+  virtual void compress_structured(const Buffer& pruned, const Buffer& compressed, std::int64_t rows,
+                                   std::int64_t cols) = 0;
+  /// C = A B with A [m, k] structured (`pruned` and, where the backend has one, `compressed`),
+  /// B [k, n] given row-major, or as its transpose [n, k] row-major when `b_transposed`; C
+  /// [m, n] row-major, or written as its transpose [n, m] row-major when `c_transposed`.
+  /// m, k, n > 0. Accumulates in F32; rounds once to the dtype.
+  virtual void structured_matmul(const Buffer& pruned, const Buffer& compressed, const Buffer& b, bool b_transposed,
+                                 const Buffer& c, bool c_transposed, std::int64_t m, std::int64_t k,
+                                 std::int64_t n) = 0;
 };
 
 }  // namespace ferrite

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <string>
 #include <vector>
 
 #ifdef _OPENMP
@@ -16,6 +17,7 @@
 #include "core/dtype_dispatch.hpp"
 #include "core/host_scratch.hpp"
 #include "cpu/cpu_families.hpp"
+#include "cpu/sparse/cpu_structured.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 
 namespace ferrite::cpu {
@@ -256,6 +258,19 @@ class CpuSparseOps final : public SparseOps {
           }
     });
     return result;
+  }
+
+  // ---- 2:4 semi-structured sparsity (cpu_structured.cpp): no library, no compressed form ----
+  std::string structured_unavailable() override { return {}; }
+  void prune_structured(const Buffer& dense, const Buffer& out, std::int64_t rows, std::int64_t cols,
+                        int group) override {
+    structured_ops::prune(dense, out, rows, cols, group);
+  }
+  std::size_t structured_compressed_bytes(const Buffer&, std::int64_t, std::int64_t) override { return 0; }
+  void compress_structured(const Buffer&, const Buffer&, std::int64_t, std::int64_t) override {}
+  void structured_matmul(const Buffer& pruned, const Buffer&, const Buffer& b, bool b_transposed, const Buffer& c,
+                         bool c_transposed, std::int64_t m, std::int64_t k, std::int64_t n) override {
+    structured_ops::matmul(pruned, b, b_transposed, c, c_transposed, m, k, n);
   }
 
   void spmv(const Buffer& ptr_b, const Buffer& idx_b, const Buffer& values_b, const Buffer& x_b, const Buffer& y_b,

@@ -6,6 +6,7 @@
 #include <cusparse.h>
 
 #include <array>
+#include <string>
 #include <limits>
 #include <mutex>
 
@@ -13,7 +14,9 @@
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
+#include "cuda/sparse/cusparselt_structured.hpp"
 #include "cuda/sparse/sparse_kernels.cuh"
+#include "cuda/sparse/structured_kernels.cuh"
 
 #define FERRITE_CUSPARSE_CHECK(expr)                                                                         \
   do {                                                                                                       \
@@ -401,6 +404,33 @@ class CudaSparseOps final : public SparseOps {
     sparse::add_fill(a_values.dtype(), index, a_ptr.data(), a_idx.data(), a_values.data(), b_ptr.data(), b_idx.data(),
                      b_values.data(), c_ptr.data(), m, alpha, r.idx.data(), r.values.data(), s.stream);
     return r;
+  }
+
+  // ---- 2:4 semi-structured sparsity: own pruning kernel, cuSPARSELt (loaded at run time) for
+  // compression and the products (cusparselt_structured.cpp) ----
+  std::string structured_unavailable() override { return structured::unavailable(); }
+
+  void prune_structured(const Buffer& dense, const Buffer& out, std::int64_t rows, std::int64_t cols,
+                        int group) override {
+    StreamContext s(out);
+    sparse::prune_structured(dense.dtype(), dense.data(), out.data(), rows, cols, group, s.stream);
+  }
+
+  std::size_t structured_compressed_bytes(const Buffer& pruned, std::int64_t rows, std::int64_t cols) override {
+    return structured::compressed_bytes(pruned.device().index, pruned.dtype(), rows, cols);
+  }
+
+  void compress_structured(const Buffer& pruned, const Buffer& compressed, std::int64_t rows,
+                           std::int64_t cols) override {
+    StreamContext s(pruned);
+    structured::compress(s.device, s.stream, pruned.dtype(), pruned.data(), compressed.data(), rows, cols);
+  }
+
+  void structured_matmul(const Buffer&, const Buffer& compressed, const Buffer& b, bool b_transposed, const Buffer& c,
+                         bool c_transposed, std::int64_t m, std::int64_t k, std::int64_t n) override {
+    StreamContext s(c);
+    structured::matmul(s.device, s.stream, c.dtype(), compressed.data(), b.data(), b_transposed, c.data(),
+                       c_transposed, m, k, n);
   }
 
  private:
