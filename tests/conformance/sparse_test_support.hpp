@@ -54,8 +54,11 @@ inline Tensor sparse_dense(std::int64_t rows, std::int64_t cols, double density,
   std::uniform_real_distribution<double> coin(0, 1);
   std::uniform_int_distribution<int> value(-4, 4);
   std::vector<Value> v(static_cast<std::size_t>(rows * cols));
-  for (auto& x : v)
-    if (coin(rng) < density) x = {static_cast<long double>(value(rng) ? value(rng) : 1), is_complex(dtype) ? value(rng) : 0};
+  for (auto& x : v) {
+    if (coin(rng) >= density) continue;
+    const int re = value(rng);  // a stored entry is nonzero: 0 becomes 1
+    x = {static_cast<long double>(re != 0 ? re : 1), static_cast<long double>(is_complex(dtype) ? value(rng) : 0)};
+  }
   return tensor_of(v, {rows, cols}, dtype);
 }
 
