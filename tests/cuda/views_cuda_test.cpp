@@ -67,6 +67,9 @@ std::vector<Tensor> engine_views(Device device) {
     results.push_back(exp(xn * 0.01));                                     // product contiguous
     results.push_back(exp(xn));                                            // strided unary
     results.push_back(sigmoid(x.narrow(0, 1, 65).narrow(1, 1, 131)));
+    // The first row on the 16-byte grid, the others not (row stride 133): no vector loads.
+    results.push_back(add(x.narrow(1, 0, 128), x.narrow(1, 4, 128)));
+    results.push_back(mul(x.narrow(1, 0, 128), x.select(0, 0).narrow(0, 0, 128)));
     results.push_back(add(xn, yn));                                        // tile + row-strided
     results.push_back(mul(y.t(), x));                                      // tile
     results.push_back(sub(x, y.t()));                                      // tile, the other operand

@@ -216,10 +216,15 @@ void launch_elementwise(F f, const ElementwiseLayout& layout, Out* out, cudaStre
     // 32-bit indexing needs every offset below 2^31, not only the element count.
     const bool fits = offsets_fit_32_bits(layout);
     if constexpr (kLayouts == Layouts::Any) {
+      // Vector loads need every vector of an input that steps by 1 innermost to start on
+      // the 16-byte grid: its first element (aligned) and each of its outer strides (a
+      // narrowed view's rows may start anywhere). Broadcast inputs load one element.
       bool vectorisable = aligned && layout.sizes[layout.rank - 1] % kVec == 0;
       for (int k = 0; k < static_cast<int>(sizeof...(In)); ++k) {
         const std::int64_t inner = layout.strides[k][layout.rank - 1];
         vectorisable = vectorisable && (inner == 0 || inner == 1);
+        for (int d = 0; inner == 1 && d + 1 < layout.rank; ++d)
+          vectorisable = vectorisable && layout.strides[k][d] % kVec == 0;
       }
       if (vectorisable) {
         if (fits) return launch_variant<false, kVec, std::uint32_t>(f, layout, out, stream, in...);
