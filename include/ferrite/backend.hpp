@@ -89,9 +89,12 @@ class Backend {
   // ---- op families ----
   /// Element-by-element conversion from x's dtype to out's dtype (same numel).
   virtual void cast(const Buffer& x, const Buffer& out) = 0;
-  /// out = op(x), same numel. out's dtype is x's, or F32 for an F16/BF16 x under relu and
-  /// sigmoid (mixed precision: computed in float, rounded once to F32).
-  virtual void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) = 0;
+  /// out = op(x) over `layout` (one input): out is contiguous; x is read through the layout's
+  /// strides, relative to x's first element (a view costs no copy). out's dtype is x's, or
+  /// F32 for an F16/BF16 x under relu and sigmoid (mixed precision: computed in float,
+  /// rounded once to F32).
+  virtual void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                     const ElementwiseLayout& layout) = 0;
   /// Backward of an activation: out = grad * op'(x), where x is the forward input (the
   /// forward output for sigmoid and tanh). grad, x and out have one dtype and numel.
   virtual void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,

@@ -120,4 +120,34 @@ ElementwiseLayout merge_layout(const Shape& out_shape, const std::vector<std::ve
 
 }  // namespace
 
+bool offsets_fit_32_bits(const ElementwiseLayout& layout) {
+  constexpr std::int64_t kLimit = std::int64_t(1) << 31;
+  if (layout.numel >= kLimit) return false;
+  for (int k = 0; k < layout.num_inputs; ++k) {
+    std::int64_t span = 0;  // the largest offset so far, always below 2^31
+    for (int d = 0; d < layout.rank; ++d) {
+      const std::int64_t stride = layout.strides[k][d], size = layout.sizes[d];
+      if (stride < 0) return false;
+      if (size <= 1 || stride == 0) continue;
+      // span + stride * (size - 1) <= 2^31 - 1, tested without forming the product.
+      if (size - 1 > (kLimit - 1 - span) / stride) return false;
+      span += stride * (size - 1);
+    }
+  }
+  return true;
+}
+
+bool uses_transpose_tile(const ElementwiseLayout& layout, const std::size_t* element_bytes) {
+  if (layout.rank != 2 || layout.numel == 0) return false;
+  bool staged = false;
+  for (int k = 0; k < layout.num_inputs; ++k) {
+    const auto bytes = static_cast<std::int64_t>(element_bytes[k]);
+    const bool rows_scattered = layout.strides[k][0] * bytes >= kScatteredStrideBytes;
+    const bool cols_scattered = layout.strides[k][1] * bytes >= kScatteredStrideBytes;
+    if (rows_scattered && cols_scattered) return false;  // neither direction reads well
+    staged = staged || cols_scattered;
+  }
+  return staged && offsets_fit_32_bits(layout);
+}
+
 }  // namespace ferrite

@@ -37,7 +37,8 @@ class CpuBackend final : public Backend {
   void synchronize(Device) override {}
 
   void cast(const Buffer& x, const Buffer& out) override;
-  void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) override;
+  void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+             const ElementwiseLayout& layout) override;
   void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
                       const UnaryParams& params) override;
   void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override;

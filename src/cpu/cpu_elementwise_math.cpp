@@ -6,10 +6,10 @@
 
 namespace ferrite::cpu {
 
-void unary_math(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) {
+void unary_math(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, const ElementwiseLayout& layout) {
   detail::visit_floating(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    detail::with_math_functor(op, params, [&](auto fn) { run_unary_to<T>(fn, x, out); });
+    detail::with_math_functor(op, params, [&](auto fn) { run_unary_to<T>(fn, x, out, layout); });
   });
 }
 

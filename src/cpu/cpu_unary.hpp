@@ -9,10 +9,9 @@
 
 namespace ferrite::cpu {
 
-// out has x's dtype, or F32 for an F16/BF16 x (mixed precision).
+// out has x's dtype, or F32 for an F16/BF16 x (mixed precision); x is read through `layout`.
 template <class T, class Fn>
-void run_unary_to(Fn fn, const Buffer& x, const Buffer& out) {
-  const ElementwiseLayout layout = ferrite::contiguous_layout(x.numel(), 1);
+void run_unary_to(Fn fn, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout) {
   if (out.dtype() == x.dtype())
     run_elementwise(layout, out.data_as<T>(), fn, x.data_as<const T>());
   else
@@ -20,9 +19,10 @@ void run_unary_to(Fn fn, const Buffer& x, const Buffer& out) {
 }
 
 /// The floating math ops of CpuBackend::unary (detail::with_math_functor), for floating x.
-void unary_math(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params);
+void unary_math(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, const ElementwiseLayout& layout);
 
 /// The activations (detail::is_activation(op)) of CpuBackend::unary, for floating x.
-void unary_activation(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params);
+void unary_activation(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                      const ElementwiseLayout& layout);
 
 }  // namespace ferrite::cpu

@@ -2,6 +2,7 @@
 
 #include <vector>
 
+#include "core/elementwise_layout.hpp"
 #include "core/memory_checks.hpp"
 #include "core/op_support.hpp"
 #include "cuda/cuda_families.hpp"
@@ -112,9 +113,28 @@ class CudaBackend final : public Backend {
     kernels::cast(x, out, stream_of(out));
   }
 
-  void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params) override {
+  void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+             const ElementwiseLayout& layout) override {
     DeviceGuard guard(out.device().index);
-    kernels::unary(op, x, out, params, stream_of(out));
+    if (layout.contiguous || offsets_fit_32_bits(layout))
+      return kernels::unary(op, x, out, params, layout, stream_of(out));
+    // A view whose offsets need 64 bits (2^31 elements or more, or a few rows of a huge
+    // tensor): one dense copy, then the contiguous kernel. The unary kernels instantiate only
+    // 32-bit strided indexing (a 64-bit variant would add a kernel per op and dtype for views
+    // of 8 GiB and more).
+    const Buffer dense(allocate(static_cast<std::size_t>(layout.numel) * dtype_size(x.dtype()), out.device()),
+                       x.dtype(), layout.numel);
+    StridedView from, to;
+    from.rank = to.rank = layout.rank;
+    std::int64_t running = 1;
+    for (int d = layout.rank - 1; d >= 0; --d) {
+      from.sizes[d] = to.sizes[d] = layout.sizes[d];
+      from.strides[d] = layout.strides[0][d];
+      to.strides[d] = running;
+      running *= layout.sizes[d];
+    }
+    shape_ops_->copy_view(x, from, dense, to);
+    kernels::unary(op, dense, out, params, contiguous_layout(layout.numel, 1), stream_of(out));
   }
 
   void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,

@@ -37,7 +37,12 @@ Shape checked_binary_shape(Op op, const Tensor& a, const Tensor& b) {
 // `out` is contiguous; a and b are read through their own strides (views cost no copy).
 void run_binary(Op op, const Tensor& a_in, const Tensor& b_in, const Tensor& out) {
   if (out.numel() == 0) return;
-  const Tensor a = frontend::elementwise_operand(a_in), b = frontend::elementwise_operand(b_in);
+  Tensor a = a_in, b = b_in;
+  if (!a.is_contiguous() || !b.is_contiguous()) {
+    const std::vector<Tensor> operands = frontend::elementwise_operands(out.shape(), {&a_in, &b_in}, name_of(op));
+    a = operands[0];
+    b = operands[1];
+  }
   const ElementwiseLayout layout = make_strided_layout(out.shape(), {&a, &b}, name_of(op));
   // out's own storage window at any alignment (buffer() would copy an unaligned view, and the
   // writes would land in the copy).

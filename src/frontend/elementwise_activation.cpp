@@ -2,6 +2,7 @@
 #include <cmath>
 #include <limits>
 
+#include "core/elementwise_layout.hpp"
 #include "ferrite/elementwise.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/elementwise_common.hpp"
@@ -16,16 +17,24 @@ Tensor unary_op(Op op, const Tensor& x, const UnaryParams& params, DType out_dty
   check_supported(op, x.dtype(), x.device());
   check_out_dtype(op, x.dtype(), out_dtype);
   // A transposed or permuted x is computed in its memory order, and the result takes x's
-  // layout (as PyTorch's elementwise ops do): no copy, full speed. Other strided inputs are
-  // made dense first.
+  // layout (as PyTorch's elementwise ops do): no copy, full speed.
   if (const auto order = memory_order(x)) {
     const Tensor dense_x = x.permute(*order);
     const Tensor out = allocate(dense_x.shape(), out_dtype, x.device());
-    backend(x.device()).unary(op, dense_x.buffer(), out.buffer(), params);
+    backend(x.device()).unary(op, dense_x.buffer(), out.buffer(), params, contiguous_layout(out.numel(), 1));
     return out.permute(inverse_permutation(*order));
   }
   Tensor out = allocate(x.shape(), out_dtype, x.device());
-  if (out.numel() > 0) backend(x.device()).unary(op, x.buffer(), out.buffer(), params);
+  if (out.numel() == 0) return out;
+  if (x.is_contiguous()) {
+    backend(x.device()).unary(op, x.buffer(), out.buffer(), params, contiguous_layout(out.numel(), 1));
+    return out;
+  }
+  // Other views (a narrowed x, a slice with a step) are read through their strides, into a
+  // contiguous result; elementwise_operand copies those a direct read would serve badly.
+  const Tensor operand = elementwise_operand(x);
+  const ElementwiseLayout layout = make_strided_layout(out.shape(), {&operand}, name);
+  backend(x.device()).unary(op, strided_buffer(operand), out.buffer(), params, layout);
   return out;
 }
 

@@ -19,8 +19,8 @@ Tensor run_where(const char* op, const Tensor& cond_in, const Tensor& x_in, cons
   Tensor out = frontend::allocate(shape, x_in.dtype(), x_in.device());
   if (out.numel() == 0) return out;
   // Operands are read through their own strides (views cost no copy).
-  const Tensor cond = frontend::elementwise_operand(cond_in), x = frontend::elementwise_operand(x_in),
-               y = frontend::elementwise_operand(y_in);
+  const std::vector<Tensor> operands = frontend::elementwise_operands(shape, {&cond_in, &x_in, &y_in}, op);
+  const Tensor &cond = operands[0], &x = operands[1], &y = operands[2];
   const ElementwiseLayout layout = make_strided_layout(shape, {&cond, &x, &y}, op);
   backend(x.device()).where(frontend::strided_buffer(cond), frontend::strided_buffer(x), frontend::strided_buffer(y),
                             out.buffer(), layout);

@@ -2,7 +2,9 @@
 // view/reshape, and the checks in-place ops make before writing through a view.
 #pragma once
 
+#include <initializer_list>
 #include <optional>
+#include <vector>
 
 #include "ferrite/backend_families/shape_ops.hpp"
 #include "ferrite/tensor.hpp"
@@ -38,10 +40,15 @@ bool may_overlap(const Tensor& a, const Tensor& b);
 
 /// For the elementwise engines, which read each operand through its strides: `t` itself, or a
 /// dense copy where a direct read is impossible or slower (a view of more than
-/// kMaxElementwiseDims dims; consecutive elements 32 bytes or more apart, as in a transposed
-/// operand; rows that start off the 16-byte grid that the GPU engine's vector loads need while
-/// the innermost stride is 1).
+/// kMaxElementwiseDims dims; consecutive elements kScatteredStrideBytes or more apart, as in a
+/// transposed operand, unless the whole layout suits the GPU engine's transposing tile:
+/// see elementwise_operands).
 Tensor elementwise_operand(const Tensor& t);
+/// The operands of an elementwise op over `out_shape`, each read directly or made dense as
+/// elementwise_operand says, except when the operands as given form a layout that
+/// uses_transpose_tile accepts (x.t() + y): then all are read directly.
+std::vector<Tensor> elementwise_operands(const Shape& out_shape, std::initializer_list<const Tensor*> operands,
+                                         const char* op);
 /// The Buffer an elementwise engine reads `t` through: from t's first element to the last
 /// element its strides reach (t.buffer() for a contiguous tensor).
 Buffer strided_buffer(const Tensor& t);

@@ -53,6 +53,78 @@ TEST(CudaViews, ViewsAndWritesThroughViewsMatchTheCpu) {
   }
 }
 
+// The engine's view kernels (elementwise_views.cuh) against the CPU, bit for bit: narrowed
+// rows at odd offsets and widths (the strided kernel; 3-D views that merge to 2-D; sizes
+// that are no multiple of any vector width or of its items per thread), transposed operands
+// beside row-strided, broadcast and Bool ones (the tile; edges of partial tiles), each dtype
+// size the kernels move.
+std::vector<Tensor> engine_views(Device device) {
+  std::vector<Tensor> results;
+  for (const DType dtype : {DType::F32, DType::F64, DType::BF16, DType::F16}) {
+    const Tensor x = (arange(0, 67 * 133, 1, DType::F32, device).reshape({67, 133}) * 0.01 - 40).to(dtype);
+    const Tensor y = (arange(0, 133 * 67, 1, DType::F32, device).reshape({133, 67}) * 0.02 - 90).to(dtype);
+    const Tensor xn = x.narrow(1, 3, 129), yn = y.t().narrow(1, 1, 129);  // [67, 129] each
+    results.push_back(exp(xn * 0.01));                                     // product contiguous
+    results.push_back(exp(xn));                                            // strided unary
+    results.push_back(sigmoid(x.narrow(0, 1, 65).narrow(1, 1, 131)));
+    // The first row on the 16-byte grid, the others not (row stride 133): no vector loads.
+    results.push_back(add(x.narrow(1, 0, 128), x.narrow(1, 4, 128)));
+    results.push_back(mul(x.narrow(1, 0, 128), x.select(0, 0).narrow(0, 0, 128)));
+    results.push_back(add(xn, yn));                                        // tile + row-strided
+    results.push_back(mul(y.t(), x));                                      // tile
+    results.push_back(sub(x, y.t()));                                      // tile, the other operand
+    results.push_back(div(y.t().narrow(0, 5, 61), x.narrow(0, 2, 61).select(1, 7).unsqueeze(1)));  // column bcast
+    results.push_back(maximum(y.t(), x.select(0, 3)));                     // row broadcast
+    results.push_back(lt(y.t(), x));                                       // Bool out
+    results.push_back(where(x > 0, y.t(), x));                             // 3 operands, Bool cond
+    const Tensor x3 = x.reshape({67, 7, 19}).narrow(2, 1, 17);             // [67, 7, 17], rows 19 apart
+    results.push_back(neg(x3));
+    results.push_back(add(x3, x3.narrow(0, 0, 1)));                        // broadcast over dim 0
+    if (dtype == DType::F16 || dtype == DType::BF16) results.push_back(relu(xn, DType::F32));  // mixed
+  }
+  const Tensor i = arange(0, 41 * 57, 1, DType::I64, device).reshape({41, 57}) - 1000;
+  results.push_back(neg(i.narrow(1, 1, 55)));
+  results.push_back(remainder(i.t().narrow(1, 1, 40), i.t().narrow(1, 0, 40) * 0 + 7));
+  const Tensor b = remainder(i, i * 0 + 3) == 0;                            // Bool
+  results.push_back(logical_not(b.narrow(1, 1, 55)));
+  results.push_back(logical_xor(b.t(), b.t().contiguous()));
+  results.push_back(exp(full({1, 3}, 0.5, DType::F32, device).narrow(1, 1, 1)));  // one element
+  results.push_back(exp(zeros({4, 3}, DType::F32, device).narrow(1, 1, 0)));        // empty
+  const Tensor big = arange(0, 1 << 20, 1, DType::F32, device).reshape({1024, 1024}) * 1e-6;
+  results.push_back(exp(big.narrow(1, 1, 1021)));                         // many blocks
+  results.push_back(add(big.t(), big));                                   // many tiles
+  return results;
+}
+
+TEST(CudaViews, ViewKernelsOfTheEngineMatchTheCpuBitForBit) {
+  const std::vector<Tensor> cpu = engine_views(Device::cpu());
+  const std::vector<Tensor> gpu = engine_views(Device::cuda(0));
+  ASSERT_EQ(cpu.size(), gpu.size());
+  for (std::size_t i = 0; i < cpu.size(); ++i) {
+    EXPECT_EQ(gpu[i].shape(), cpu[i].shape()) << "result " << i;
+    // The conformance suite's tolerances: exp and sigmoid round differently in the host's and
+    // the device's math libraries. (Views against dense operands on one device, bit for bit,
+    // is the suite's RowStridedConformance pass.)
+    EXPECT_EQ(conformance::compare(gpu[i].to(Device::cpu()), cpu[i], conformance::default_tolerance(cpu[i].dtype())), "")
+        << "result " << i;
+  }
+}
+
+// Views whose element offsets pass 2^31 while their element count is small: the unary ops
+// stage them through a dense copy, the binary ones index in 64 bits. 4 GiB of device memory.
+TEST(CudaViews, OffsetsPastThirtyTwoBitsAreStillRight) {
+  const std::int64_t row = (std::int64_t(1) << 31) + 16;
+  const Tensor storage = zeros({2, row}, DType::Bool, Device::cuda(0));
+  storage.select(0, 1).narrow(0, 0, 8).fill_(true);
+  const Tensor view = storage.narrow(1, 3, 3);  // rows 2^31 + 16 elements apart
+  const std::vector<std::uint8_t> expected_not = {1, 1, 1, 0, 0, 0};
+  const Tensor flipped = logical_not(view);
+  EXPECT_TRUE(flipped.is_contiguous());
+  EXPECT_EQ(flipped.to(Device::cpu()).to_bytes(), std::vector<std::uint8_t>(expected_not.begin(), expected_not.end()));
+  const Tensor both = logical_xor(view, storage.narrow(1, 5, 3));
+  EXPECT_EQ(both.to(Device::cpu()).to_bytes(), std::vector<std::uint8_t>(6, 0));
+}
+
 TEST(CudaViews, ExpandedTargetsAreRefusedOnTheDevice) {
   const Tensor e = zeros({1, 3}, DType::F32, Device::cuda(0)).expand({2, 3});
   EXPECT_EQ(conformance::expect_error([&] { e.fill_(1); }, ErrorKind::InvalidArgument, "single memory location"), "");

@@ -11,7 +11,7 @@ template <class T>
 void binary_typed(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout,
                   cudaStream_t stream) {
   auto run = [&](auto fn) {
-    launch_elementwise<true>(fn, layout, out.data_as<T>(), stream, a.data_as<const T>(), b.data_as<const T>());
+    launch_elementwise<Layouts::Any>(fn, layout, out.data_as<T>(), stream, a.data_as<const T>(), b.data_as<const T>());
   };
   switch (op) {
     case Op::Add: return run(detail::AddFn{});

@@ -13,7 +13,7 @@ template <class In>
 void cast_from(const Buffer& x, const Buffer& out, cudaStream_t stream) {
   detail::visit_dtype(out.dtype(), [&](auto out_tag) {
     using Out = typename decltype(out_tag)::type;
-    launch_elementwise<false>(detail::CastFn{}, contiguous_layout(x.numel(), 1), out.data_as<Out>(), stream,
+    launch_elementwise<Layouts::Contiguous>(detail::CastFn{}, contiguous_layout(x.numel(), 1), out.data_as<Out>(), stream,
                               x.data_as<const In>());
   });
 }

@@ -12,7 +12,10 @@ namespace ferrite::cuda::kernels {
 void fill(const Buffer& out, Scalar value, cudaStream_t stream);
 void arange(const Buffer& out, double start, double step, cudaStream_t stream);
 void cast(const Buffer& x, const Buffer& out, cudaStream_t stream);
-void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream);
+/// x is read through `layout` (contiguous, or a view whose offsets fit 32 bits: the backend
+/// stages larger views through a dense copy).
+void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, const ElementwiseLayout& layout,
+           cudaStream_t stream);
 void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out, const UnaryParams& params,
                     cudaStream_t stream);
 void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout,
@@ -29,15 +32,19 @@ void cast_from_integer(const Buffer& x, const Buffer& out, cudaStream_t stream);
 void cast_from_complex(const Buffer& x, const Buffer& out, cudaStream_t stream);           // C64, C128
 
 // neg, abs, relu (real dtypes), bitwise_not / logical_not (I32, I64, Bool).
-void unary_basic(Op op, const Buffer& x, const Buffer& out, cudaStream_t stream);
+void unary_basic(Op op, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout, cudaStream_t stream);
 // exp, log, sqrt, pow, scale, clamp.
-void unary_math_single(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream);
-void unary_math_double(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream);
+void unary_math_single(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                       const ElementwiseLayout& layout, cudaStream_t stream);
+void unary_math_double(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                       const ElementwiseLayout& layout, cudaStream_t stream);
 // sigmoid, tanh, gelu, silu, elu, mish.
-void activation_single(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream);
-void activation_double(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream);
+void activation_single(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                       const ElementwiseLayout& layout, cudaStream_t stream);
+void activation_double(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                       const ElementwiseLayout& layout, cudaStream_t stream);
 // relu and sigmoid of F16/BF16 into F32.
-void unary_mixed(Op op, const Buffer& x, const Buffer& out, cudaStream_t stream);
+void unary_mixed(Op op, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout, cudaStream_t stream);
 void activation_backward_single(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
                                 const UnaryParams& params, cudaStream_t stream);
 void activation_backward_double(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,

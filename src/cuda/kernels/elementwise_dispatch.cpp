@@ -19,20 +19,23 @@ void cast(const Buffer& x, const Buffer& out, cudaStream_t stream) {
   }
 }
 
-void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream) {
-  if (out.dtype() != x.dtype()) return unary_mixed(op, x, out, stream);
+void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, const ElementwiseLayout& layout,
+           cudaStream_t stream) {
+  if (out.dtype() != x.dtype()) return unary_mixed(op, x, out, layout, stream);
   switch (op) {
     case Op::Neg:
     case Op::Abs:
     case Op::Relu:
     case Op::BitwiseNot:
-    case Op::LogicalNot: return unary_basic(op, x, out, stream);
+    case Op::LogicalNot: return unary_basic(op, x, out, layout, stream);
     default: break;
   }
   const bool f64 = x.dtype() == DType::F64;
   if (detail::is_activation(op))
-    return f64 ? activation_double(op, x, out, params, stream) : activation_single(op, x, out, params, stream);
-  return f64 ? unary_math_double(op, x, out, params, stream) : unary_math_single(op, x, out, params, stream);
+    return f64 ? activation_double(op, x, out, params, layout, stream)
+               : activation_single(op, x, out, params, layout, stream);
+  return f64 ? unary_math_double(op, x, out, params, layout, stream)
+             : unary_math_single(op, x, out, params, layout, stream);
 }
 
 void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out, const UnaryParams& params,

@@ -27,7 +27,7 @@ void fill(const Buffer& out, Scalar value, cudaStream_t stream) {
   detail::visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = detail::scalar_to<T>(value);
-    launch_elementwise<false>(ConstantFn<detail::wide_t<T>>{detail::widen(v)}, contiguous_layout(out.numel(), 0),
+    launch_elementwise<Layouts::Contiguous>(ConstantFn<detail::wide_t<T>>{detail::widen(v)}, contiguous_layout(out.numel(), 0),
                               out.data_as<T>(), stream);
   });
 }

@@ -4,19 +4,19 @@
 
 namespace ferrite::cuda::kernels {
 
-void unary_basic(Op op, const Buffer& x, const Buffer& out, cudaStream_t stream) {
+void unary_basic(Op op, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout, cudaStream_t stream) {
   if (op == Op::BitwiseNot || op == Op::LogicalNot) {
     return detail::visit_integer_or_bool(x.dtype(), [&](auto tag) {
       using T = typename decltype(tag)::type;
-      launch_unary<T>(detail::BitwiseNotFn{}, x, out, stream);
+      launch_unary<T>(detail::BitwiseNotFn{}, x, out, layout, stream);
     });
   }
   detail::visit_real(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     switch (op) {
-      case Op::Neg: return launch_unary<T>(detail::NegFn{}, x, out, stream);
-      case Op::Abs: return launch_unary<T>(detail::AbsFn{}, x, out, stream);
-      case Op::Relu: return launch_unary<T>(detail::ReluFn{}, x, out, stream);
+      case Op::Neg: return launch_unary<T>(detail::NegFn{}, x, out, layout, stream);
+      case Op::Abs: return launch_unary<T>(detail::AbsFn{}, x, out, layout, stream);
+      case Op::Relu: return launch_unary<T>(detail::ReluFn{}, x, out, layout, stream);
       default: FERRITE_THROW(Unsupported, op_name(op), " is not a basic unary op");
     }
   });

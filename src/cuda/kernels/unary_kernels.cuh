@@ -1,4 +1,5 @@
-// Shared by the unary and backward .cu files: run one functor over contiguous buffers.
+// Shared by the unary and backward .cu files: run one functor over a unary op's layout (x may
+// be a view read through its strides) or over contiguous buffers.
 #pragma once
 
 #include "core/elementwise_dispatch.hpp"
@@ -8,16 +9,17 @@
 
 namespace ferrite::cuda::kernels {
 
-/// out[i] = fn(x[i]); Out is x's storage type unless given (mixed precision).
+/// out[i] = fn(x[offset(i)]) over `layout` (contiguous, or a view within 32-bit offsets); Out
+/// is x's storage type unless given (mixed precision).
 template <class T, class Out = T, class Fn>
-void launch_unary(Fn fn, const Buffer& x, const Buffer& out, cudaStream_t stream) {
-  launch_elementwise<false>(fn, contiguous_layout(x.numel(), 1), out.data_as<Out>(), stream, x.data_as<const T>());
+void launch_unary(Fn fn, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout, cudaStream_t stream) {
+  launch_elementwise<Layouts::Strided>(fn, layout, out.data_as<Out>(), stream, x.data_as<const T>());
 }
 
 /// out[i] = fn(grad[i], x[i]).
 template <class T, class Fn>
 void launch_backward(Fn fn, const Buffer& grad, const Buffer& x, const Buffer& out, cudaStream_t stream) {
-  launch_elementwise<false>(fn, contiguous_layout(x.numel(), 2), out.data_as<T>(), stream, grad.data_as<const T>(),
+  launch_elementwise<Layouts::Contiguous>(fn, contiguous_layout(x.numel(), 2), out.data_as<T>(), stream, grad.data_as<const T>(),
                             x.data_as<const T>());
 }
 
@@ -25,7 +27,7 @@ void launch_backward(Fn fn, const Buffer& grad, const Buffer& x, const Buffer& o
 template <class T, class Out = T, class Fn>
 void launch_binary(Fn fn, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout,
                    cudaStream_t stream) {
-  launch_elementwise<true>(fn, layout, out.data_as<Out>(), stream, a.data_as<const T>(), b.data_as<const T>());
+  launch_elementwise<Layouts::Any>(fn, layout, out.data_as<Out>(), stream, a.data_as<const T>(), b.data_as<const T>());
 }
 
 }  // namespace ferrite::cuda::kernels

@@ -4,10 +4,11 @@
 
 namespace ferrite::cuda::kernels {
 
-void unary_math_double(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, cudaStream_t stream) {
+void unary_math_double(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                       const ElementwiseLayout& layout, cudaStream_t stream) {
   auto run = [&](auto sample) {
     using T = decltype(sample);
-    detail::with_math_functor(op, params, [&](auto fn) { launch_unary<T>(fn, x, out, stream); });
+    detail::with_math_functor(op, params, [&](auto fn) { launch_unary<T>(fn, x, out, layout, stream); });
   };
   switch (x.dtype()) {
     case DType::F64: return run(double{});

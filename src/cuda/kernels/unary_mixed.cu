@@ -4,13 +4,13 @@
 
 namespace ferrite::cuda::kernels {
 
-void unary_mixed(Op op, const Buffer& x, const Buffer& out, cudaStream_t stream) {
+void unary_mixed(Op op, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout, cudaStream_t stream) {
   FERRITE_CHECK(out.dtype() == DType::F32, Unsupported, op_name(op), ": mixed precision writes F32, not ",
                 dtype_name(out.dtype()));
   auto run = [&](auto sample) {
     using T = decltype(sample);
-    if (op == Op::Relu) return launch_unary<T, float>(detail::ReluFn{}, x, out, stream);
-    if (op == Op::Sigmoid) return launch_unary<T, float>(detail::SigmoidFn{}, x, out, stream);
+    if (op == Op::Relu) return launch_unary<T, float>(detail::ReluFn{}, x, out, layout, stream);
+    if (op == Op::Sigmoid) return launch_unary<T, float>(detail::SigmoidFn{}, x, out, layout, stream);
     FERRITE_THROW(Unsupported, op_name(op), " has no mixed-precision form");
   };
   switch (x.dtype()) {

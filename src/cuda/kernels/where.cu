@@ -9,7 +9,7 @@ void where(const Buffer& cond, const Buffer& x, const Buffer& y, const Buffer& o
            cudaStream_t stream) {
   detail::visit_element_size(dtype_size(out.dtype()), [&](auto tag) {
     using U = typename decltype(tag)::type;
-    launch_elementwise<true>(detail::WhereFn{}, layout, out.data_as<U>(), stream, cond.data_as<const bool>(),
+    launch_elementwise<Layouts::Any>(detail::WhereFn{}, layout, out.data_as<U>(), stream, cond.data_as<const bool>(),
                              x.data_as<const U>(), y.data_as<const U>());
   });
 }

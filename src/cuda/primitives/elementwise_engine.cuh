@@ -13,6 +13,8 @@
 //  * 32-bit index arithmetic whenever the element count allows (64-bit division costs
 //    several times more on the GPU), and broadcast layouts vectorised along their
 //    innermost dim, so [65536, 4096] + [4096] costs one index division per 4 elements.
+// Views that no vector path fits (rows off the 16-byte grid, transposed operands) run the
+// kernels of elementwise_views.cuh.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,6 +26,7 @@
 #include <utility>
 
 #include "core/numeric.hpp"
+#include "cuda/primitives/elementwise_views.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/backend.hpp"
 
@@ -182,10 +185,18 @@ bool aligned_to(const T* p, std::size_t bytes) {
   return reinterpret_cast<std::uintptr_t>(p) % bytes == 0;
 }
 
+/// Which layouts a launch_elementwise call site instantiates kernels for (each kind costs nvcc
+/// time in every op and dtype that includes it).
+enum class Layouts {
+  Contiguous,  // casts, fills, backward passes: the front end hands over dense buffers
+  Strided,     // unary ops: also views read through their strides, within 32-bit offsets
+  Any,         // binary ops, where: also broadcasting, tiles, and 64-bit offsets
+};
+
 /// Runs `f` over `layout`: out[i] = narrow(f(widen(in_k[offset_k(i)])...)).
-/// `kAllowBroadcast` = false for ops whose layouts are always contiguous (casts, unary ops,
-/// fills), which then instantiate only the contiguous kernels.
-template <bool kAllowBroadcast, class Out, class F, class... In>
+/// A Layouts::Strided site must not be given a layout that fails offsets_fit_32_bits (the
+/// CUDA backend stages such inputs through a dense copy first).
+template <Layouts kLayouts, class Out, class F, class... In>
 void launch_elementwise(F f, const ElementwiseLayout& layout, Out* out, cudaStream_t stream, const In*... in) {
   constexpr int kVec = static_cast<int>(16 / largest_size<Out, In...>()) > 0
                            ? static_cast<int>(16 / largest_size<Out, In...>())
@@ -199,20 +210,35 @@ void launch_elementwise(F f, const ElementwiseLayout& layout, Out* out, cudaStre
     if (small) return launch_variant<true, kVec, std::uint32_t>(f, layout, out, stream, in...);
     return launch_variant<true, kVec, std::int64_t>(f, layout, out, stream, in...);
   }
-  if constexpr (kAllowBroadcast) {
-    bool vectorisable = aligned && layout.sizes[layout.rank - 1] % kVec == 0;
-    for (int k = 0; k < static_cast<int>(sizeof...(In)); ++k) {
-      const std::int64_t inner = layout.strides[k][layout.rank - 1];
-      vectorisable = vectorisable && (inner == 0 || inner == 1);
-    }
-    if (vectorisable) {
-      if (small) return launch_variant<false, kVec, std::uint32_t>(f, layout, out, stream, in...);
-      return launch_variant<false, kVec, std::int64_t>(f, layout, out, stream, in...);
-    }
-    if (small) return launch_variant<false, 1, std::uint32_t>(f, layout, out, stream, in...);
-    return launch_variant<false, 1, std::int64_t>(f, layout, out, stream, in...);
+  if constexpr (kLayouts == Layouts::Contiguous) {
+    FERRITE_THROW(InvalidArgument, "elementwise: contiguous op given a strided, broadcast or misaligned layout");
   } else {
-    FERRITE_THROW(InvalidArgument, "elementwise: contiguous op given a broadcast or misaligned layout");
+    // 32-bit indexing needs every offset below 2^31, not only the element count.
+    const bool fits = offsets_fit_32_bits(layout);
+    if constexpr (kLayouts == Layouts::Any) {
+      // Vector loads need every vector of an input that steps by 1 innermost to start on
+      // the 16-byte grid: its first element (aligned) and each of its outer strides (a
+      // narrowed view's rows may start anywhere). Broadcast inputs load one element.
+      bool vectorisable = aligned && layout.sizes[layout.rank - 1] % kVec == 0;
+      for (int k = 0; k < static_cast<int>(sizeof...(In)); ++k) {
+        const std::int64_t inner = layout.strides[k][layout.rank - 1];
+        vectorisable = vectorisable && (inner == 0 || inner == 1);
+        for (int d = 0; inner == 1 && d + 1 < layout.rank; ++d)
+          vectorisable = vectorisable && layout.strides[k][d] % kVec == 0;
+      }
+      if (vectorisable) {
+        if (fits) return launch_variant<false, kVec, std::uint32_t>(f, layout, out, stream, in...);
+        return launch_variant<false, kVec, std::int64_t>(f, layout, out, stream, in...);
+      }
+      const std::size_t element_bytes[] = {sizeof(In)..., 0};
+      if (uses_transpose_tile(layout, element_bytes)) return launch_tiled(f, layout, out, stream, in...);
+      if (fits) return launch_strided(f, layout, out, stream, in...);
+      return launch_variant<false, 1, std::int64_t>(f, layout, out, stream, in...);
+    } else {
+      FERRITE_CHECK(fits, InvalidArgument, "elementwise: a strided layout of ", layout.numel,
+                    " elements whose offsets need more than 32 bits reached a 32-bit launch");
+      return launch_strided(f, layout, out, stream, in...);
+    }
   }
 }
 
