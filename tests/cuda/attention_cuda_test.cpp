@@ -5,7 +5,6 @@
 // attention at once share the graphs and get the single thread's bits.
 #include <gtest/gtest.h>
 
-#include <thread>
 #include <vector>
 
 #include "conformance/conformance.hpp"
@@ -13,6 +12,7 @@
 
 #if FERRITE_WITH_CUDA
 #include "cuda/attention/cudnn_sdpa.hpp"
+#include "cuda/threaded_calls.hpp"
 
 namespace ferrite {
 namespace {
@@ -175,14 +175,7 @@ TEST_F(CudnnAttention, ThreadsShareTheGraphs) {
   };
   const auto expected = results();
   constexpr int kThreads = 6, kRounds = 8;
-  std::vector<int> differing(kThreads, 0);
-  std::vector<std::thread> pool;
-  for (int t = 0; t < kThreads; ++t)
-    pool.emplace_back([&, t] {
-      for (int round = 0; round < kRounds; ++round) differing[static_cast<std::size_t>(t)] += results() != expected;
-    });
-  for (auto& th : pool) th.join();
-  for (int n : differing) EXPECT_EQ(n, 0);
+  EXPECT_EQ(cuda_tests::disagreements_across_threads(kThreads, kRounds, [&] { return results() == expected; }), 0);
   const sdpa::CacheInfo info = sdpa::cache_info(0);
   EXPECT_EQ(info.misses, 2);
   EXPECT_EQ(info.hits, 2 * kThreads * kRounds);

@@ -7,13 +7,13 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "ferrite/ferrite.hpp"
 
 #if FERRITE_WITH_CUDA
 #include "cuda/conv/cudnn_conv.hpp"
+#include "cuda/threaded_calls.hpp"
 
 namespace ferrite {
 namespace {
@@ -107,14 +107,7 @@ TEST_F(ConvCudnn, ThreadsShareTheGraphs) {
   };
   const auto expected = all_passes();
   constexpr int kThreads = 6, kRounds = 8;
-  std::vector<int> mismatches(kThreads, 0);
-  std::vector<std::thread> threads;
-  for (int t = 0; t < kThreads; ++t)
-    threads.emplace_back([&, t] {
-      for (int i = 0; i < kRounds; ++i) mismatches[static_cast<std::size_t>(t)] += all_passes() != expected;
-    });
-  for (auto& th : threads) th.join();
-  for (int m : mismatches) EXPECT_EQ(m, 0);
+  EXPECT_EQ(cuda_tests::disagreements_across_threads(kThreads, kRounds, [&] { return all_passes() == expected; }), 0);
   const cc::CacheStats s = cc::cache_stats();
   EXPECT_EQ(s.misses, 3);
   EXPECT_EQ(s.hits, 3 * kThreads * kRounds);
