@@ -1,14 +1,18 @@
 // Scaled dot-product attention on the GPU beyond the conformance suite: cuDNN's route
 // (src/cuda/attention/cudnn_sdpa.hpp, an internal header: the graph cache is not public API)
 // builds a graph once per problem, takes the benchmark's shapes, and leaves masked problems
-// to the own kernels; cuDNN's results agree with the own kernels'.
+// to the own kernels; cuDNN's results agree with the own kernels'; host threads running
+// attention at once share the graphs and get the single thread's bits.
 #include <gtest/gtest.h>
+
+#include <vector>
 
 #include "conformance/conformance.hpp"
 #include "ferrite/ferrite.hpp"
 
 #if FERRITE_WITH_CUDA
 #include "cuda/attention/cudnn_sdpa.hpp"
+#include "cuda/threaded_calls.hpp"
 
 namespace ferrite {
 namespace {
@@ -155,6 +159,27 @@ TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
       EXPECT_EQ(conformance::compare(g.dv, ref_g.dv, {3e-2, 1e-2}), "") << route << " dv, causal " << causal;
     }
   }
+}
+
+// Each thread runs on a cuDNN handle of its own and enqueues the shared graphs without the
+// cache's lock: every result must still be the single-threaded one bit for bit (the forward
+// and the deterministic backward repeat exactly), and the two graphs are built once.
+TEST_F(CudnnAttention, ThreadsShareTheGraphs) {
+  const Qkv x = inputs(2, 4, 4, 64, 64, 64, DType::BF16, Device::cuda(0));
+  const nn::AttentionOptions o{.causal = true};
+  auto results = [&] {
+    auto bytes = [](const Tensor& t) { return t.to(Device::cpu()).to_bytes(); };
+    const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
+    const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+    return std::vector{bytes(f.out), bytes(f.logsumexp), bytes(g.dq), bytes(g.dk), bytes(g.dv)};
+  };
+  const auto expected = results();
+  constexpr int kThreads = 6, kRounds = 8;
+  EXPECT_EQ(cuda_tests::disagreements_across_threads(kThreads, kRounds, [&] { return results() == expected; }), 0);
+  const sdpa::CacheInfo info = sdpa::cache_info(0);
+  EXPECT_EQ(info.misses, 2);
+  EXPECT_EQ(info.hits, 2 * kThreads * kRounds);
+  EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
 }
 
 }  // namespace

@@ -1,16 +1,19 @@
 // conv2d's cuDNN route beyond the conformance suite: a second call of the same case builds no
 // graph (the cache's hit/miss counters), each pass and the TF32 switch are graphs of their own,
-// and F32, F16 and BF16 take the cuDNN route (an engine supports them) rather than im2col.
+// and F32, F16 and BF16 take the cuDNN route (an engine supports them) rather than im2col;
+// host threads convolving at once share the graphs and get the single thread's bits.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #include "ferrite/ferrite.hpp"
 
 #if FERRITE_WITH_CUDA
 #include "cuda/conv/cudnn_conv.hpp"
+#include "cuda/threaded_calls.hpp"
 
 namespace ferrite {
 namespace {
@@ -88,6 +91,27 @@ TEST_F(ConvCudnn, FloatAndHalfTypesTakeTheCudnnRoute) {
   const cc::CacheStats s = cc::cache_stats();
   std::printf("conv2d F64 route: %s\n", s.unsupported == 0 ? "cuDNN" : ("im2col (" + s.last_unsupported + ")").c_str());
   synchronize(Device::cuda(0));
+}
+
+// Each thread runs on a cuDNN handle of its own and enqueues the shared graphs without the
+// cache's lock: every result must still be the single-threaded one bit for bit (the engines
+// are deterministic), and the three graphs are built once, by the first call.
+TEST_F(ConvCudnn, ThreadsShareTheGraphs) {
+  const Tensor x = ramp({4, 16, 20, 20}, DType::F32), w = ramp({32, 16, 3, 3}, DType::F32);
+  const Tensor g = ramp({4, 32, 20, 20}, DType::F32);
+  const nn::Conv2dOptions o{.padding = {1, 1}};
+  auto bytes = [](const Tensor& t) { return t.to(Device::cpu()).to_bytes(); };
+  auto all_passes = [&] {
+    const nn::Conv2dGrads d = nn::conv2d_backward(g, x, w, o, {true, true, false});
+    return std::vector{bytes(nn::conv2d(x, w, std::nullopt, o)), bytes(d.input), bytes(d.weight)};
+  };
+  const auto expected = all_passes();
+  constexpr int kThreads = 6, kRounds = 8;
+  EXPECT_EQ(cuda_tests::disagreements_across_threads(kThreads, kRounds, [&] { return all_passes() == expected; }), 0);
+  const cc::CacheStats s = cc::cache_stats();
+  EXPECT_EQ(s.misses, 3);
+  EXPECT_EQ(s.hits, 3 * kThreads * kRounds);
+  EXPECT_EQ(s.unsupported, 0) << s.last_unsupported;
 }
 
 }  // namespace

@@ -3,12 +3,12 @@
 // host threads sharing plans at once, and a transform on a second stream.
 #include <gtest/gtest.h>
 
-#include <thread>
-
 #include "ferrite/ferrite.hpp"
 
 #if FERRITE_WITH_CUDA
 #include <cuda_runtime_api.h>
+
+#include "cuda/threaded_calls.hpp"
 
 namespace ferrite {
 namespace {
@@ -79,16 +79,8 @@ TEST_F(FftCuda, ThreadsShareThePlanCache) {
   const Device gpu = Device::cuda(0);
   const Tensor x = ramp_complex({16, 4099}, gpu);
   const auto expected = fft::fft(x).to(Device::cpu()).to_bytes();
-  std::vector<std::thread> threads;
-  std::vector<int> ok(8, 0);
-  for (int t = 0; t < 8; ++t)
-    threads.emplace_back([&, t] {
-      bool same = true;
-      for (int i = 0; i < 10; ++i) same = same && fft::fft(x).to(Device::cpu()).to_bytes() == expected;
-      ok[static_cast<std::size_t>(t)] = same;
-    });
-  for (auto& th : threads) th.join();
-  for (int v : ok) EXPECT_EQ(v, 1);
+  auto same = [&] { return fft::fft(x).to(Device::cpu()).to_bytes() == expected; };
+  EXPECT_EQ(cuda_tests::disagreements_across_threads(8, 10, same), 0);
 }
 
 }  // namespace

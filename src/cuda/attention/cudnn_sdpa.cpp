@@ -9,11 +9,14 @@
 // deterministic algorithm (set_deterministic_algorithm), so a run repeats bit for bit as the
 // own kernels do.
 //
-// Per device: one cudnnHandle (created lazily) and a graph cache keyed by everything a graph
-// depends on, under one mutex that is held from lookup to the last enqueue (the handle is
-// bound to the caller's stream with cudnnSetStream on every call). A problem cuDNN cannot
-// build a plan for is cached as such, so it is tried once and then goes straight to the own
-// kernels. The work area comes from ferrite's stream-ordered pool on the current stream.
+// Per device: a graph cache keyed by everything a graph depends on, under a mutex held for the
+// lookup and, on a miss, the build and insertion; a problem cuDNN cannot build a plan for is
+// cached as such, so it is tried once and then goes straight to the own kernels. The handle is
+// the calling thread's (cuda/libs/cudnn_handle.hpp), bound to the caller's stream. Enqueueing a
+// cached graph holds only that graph's own mutex: cuDNN promises thread safety per handle, not
+// per execution plan, so two threads never enqueue one plan at once, while different problems,
+// devices and threads enqueue in parallel. The work area comes from ferrite's stream-ordered
+// pool on the current stream.
 #include "cuda/attention/cudnn_sdpa.hpp"
 
 #if FERRITE_HAVE_CUDNN_FRONTEND
@@ -30,8 +33,10 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
+#include "cuda/libs/cudnn_handle.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
@@ -42,14 +47,6 @@ namespace {
 
 namespace fe = cudnn_frontend;
 using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
-
-#define FERRITE_CUDNN_CHECK(expr)                                                                      \
-  do {                                                                                                 \
-    const cudnnStatus_t ferrite_cudnn_status_ = (expr);                                                \
-    if (ferrite_cudnn_status_ != CUDNN_STATUS_SUCCESS) [[unlikely]]                                    \
-      throw_library_error("cuDNN", static_cast<int>(ferrite_cudnn_status_),                            \
-                          cudnnGetErrorString(ferrite_cudnn_status_), #expr, __FILE__, __LINE__);      \
-  } while (0)
 
 // The tensors' uids in a graph's variant pack.
 enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV };
@@ -70,17 +67,24 @@ struct Graph {
   std::string why_not;  // cuDNN's message when graph is null
 };
 
+// A cached graph and the mutex its enqueues take. Shared, so that clear_cache() may drop it
+// while another thread is still enqueueing it.
+struct Slot {
+  explicit Slot(Graph g) : graph(std::move(g)) {}
+  const Graph graph;
+  std::mutex execute;
+};
+
 struct DeviceState {
   std::mutex mutex;
-  cudnnHandle_t handle = nullptr;
-  std::map<Key, Graph> graphs;
+  std::map<Key, std::shared_ptr<Slot>> graphs;
   std::int64_t hits = 0, misses = 0, unsupported = 0;
   std::string last_unsupported_reason;
 };
 
 DeviceState& state_of(int device) {
   static std::mutex states_mutex;
-  // Never destroyed: handles and plans must not outlive the CUDA context at process exit.
+  // Never destroyed: plans must not outlive the CUDA context at process exit.
   static std::vector<DeviceState*>* states = new std::vector<DeviceState*>();
   std::lock_guard<std::mutex> lock(states_mutex);
   if (states->empty()) states->resize(static_cast<std::size_t>(DeviceContext::count()));
@@ -229,33 +233,38 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
   return result;
 }
 
-bool run(const AttentionDesc& d, bool backward, std::unordered_map<std::int64_t, void*>& pack, int device,
-         cudaStream_t stream) {
-  DeviceState& s = state_of(device);
+// The cached graph of `d`, built on a miss (under the device's mutex, so each problem is
+// built once however many threads ask for it).
+std::shared_ptr<Slot> lookup(DeviceState& s, const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
   std::lock_guard<std::mutex> lock(s.mutex);
-  if (!s.handle) FERRITE_CUDNN_CHECK(cudnnCreate(&s.handle));
   const Key key = key_of(d, backward);
   auto it = s.graphs.find(key);
   if (it != s.graphs.end()) {
     ++s.hits;
-  } else {
-    ++s.misses;
-    // Plan selection may query the device; it runs on the handle's stream.
-    FERRITE_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
-    Graph built = build(d, backward, s.handle);
-    if (!built.graph) {
-      ++s.unsupported;
-      s.last_unsupported_reason = built.why_not;
-    }
-    it = s.graphs.emplace(key, std::move(built)).first;
+    return it->second;
   }
-  const Graph& g = it->second;
+  ++s.misses;
+  // Plan selection may query the device; it runs on the handle's stream.
+  Graph built = build(d, backward, handle);
+  if (!built.graph) {
+    ++s.unsupported;
+    s.last_unsupported_reason = built.why_not;
+  }
+  return s.graphs.emplace(key, std::make_shared<Slot>(std::move(built))).first->second;
+}
+
+bool run(const AttentionDesc& d, bool backward, std::unordered_map<std::int64_t, void*>& pack, int device,
+         cudaStream_t stream) {
+  DeviceState& s = state_of(device);
+  const cudnnHandle_t handle = cudnn_handle(device, stream);  // this thread's, bound to `stream`
+  const std::shared_ptr<Slot> slot = lookup(s, d, backward, handle);
+  const Graph& g = slot->graph;
   if (!g.graph) return false;
-  FERRITE_CUDNN_CHECK(cudnnSetStream(s.handle, stream));
   shape::Scratch workspace(device, static_cast<std::size_t>(g.workspace), stream);
   fe::error_t status;
   try {
-    status = g.graph->execute(s.handle, pack, workspace.as<void>());
+    std::lock_guard<std::mutex> lock(slot->execute);
+    status = g.graph->execute(handle, pack, workspace.as<void>());
   } catch (const std::exception& e) {
     status = fe::error_t(fe::error_code_t::GRAPH_EXECUTION_FAILED, e.what());
   }

@@ -47,7 +47,8 @@ struct CacheInfo {
   std::string last_unsupported_reason;
 };
 CacheInfo cache_info(int device);
-/// Drops the device's graphs and zeroes its counters (waits for the device first).
+/// Drops the device's graphs and zeroes its counters (waits for the device first). For tests:
+/// a graph another thread is enqueueing at that moment is freed when its enqueue returns.
 void clear_cache(int device);
 
 }  // namespace ferrite::cuda::cudnn_sdpa

@@ -10,10 +10,14 @@
 // - REDUCED_PRECISION_REDUCTION engines are dropped, so half types accumulate in F32;
 // - F32 without ferrite::allow_tf32() drops TENSOR_CORE and DOWN_CONVERT_INPUTS engines:
 //   compute type FLOAT alone still lets cuDNN pick TF32 tensor-core engines.
-// Execution: one cudnnHandle per device (created lazily, never destroyed: process teardown
-// may already have unloaded the driver), bound to the caller's stream on every call; the
-// workspace comes from the device's stream-ordered pool. One mutex covers the cache and the
-// handles, held through an execution because a handle's stream is shared state.
+// Execution: this thread's cudnnHandle of the device (cuda/libs/cudnn_handle.hpp), bound to
+// the caller's stream; the workspace comes from the device's stream-ordered pool. The global
+// mutex covers the cache (lookup, build, insertion) and the counters only. Enqueueing a cached
+// graph takes that graph's own mutex instead: the frontend's execute() is const and documented
+// as thread-safe with distinct handles, but cuDNN promises thread safety per handle, not per
+// execution plan (PyTorch keeps its plan caches per thread for that reason), so two threads
+// never enqueue the same plan at once. Only the host-side enqueue is serialised, and only for
+// calls of the same graph; distinct cases, devices and threads enqueue in parallel.
 #include "cuda/conv/cudnn_conv.hpp"
 
 #include "ferrite/error.hpp"
@@ -27,10 +31,12 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include <cudnn_frontend.h>
 
+#include "cuda/libs/cudnn_handle.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
 
@@ -70,15 +76,22 @@ struct Entry {
   std::int64_t workspace = 0;
 };
 
+// A cached graph and the mutex its enqueues take (see the top of the file). Shared, so that
+// clear_cache() may drop it while another thread is still enqueueing it.
+struct Slot {
+  explicit Slot(Entry e) : entry(std::move(e)) {}
+  const Entry entry;
+  std::mutex execute;
+};
+
 struct State {
   std::mutex mutex;
-  std::unordered_map<Key, Entry, KeyHash> cache;
-  std::unordered_map<int, cudnnHandle_t> handles;
+  std::unordered_map<Key, std::shared_ptr<Slot>, KeyHash> cache;
   std::int64_t hits = 0, misses = 0, unsupported = 0;
   std::string last_unsupported;
 };
 
-// Leaked on purpose: handles must outlive every static destructor that might still convolve.
+// Leaked on purpose: graphs must outlive every static destructor that might still convolve.
 State& state() {
   static State* s = new State;
   return *s;
@@ -98,18 +111,6 @@ std::string describe(Pass p, const Conv2dDesc& d, DType dt) {
          std::to_string(d.c) + ", " + std::to_string(d.h) + ", " + std::to_string(d.w) + "] weight [" +
          std::to_string(d.k) + ", " + std::to_string(d.c / d.groups) + ", " + std::to_string(d.r) + ", " +
          std::to_string(d.s) + "]";
-}
-
-// The caller holds the state's mutex and has made `device` current.
-cudnnHandle_t handle_of(State& st, int device) {
-  auto it = st.handles.find(device);
-  if (it != st.handles.end()) return it->second;
-  cudnnHandle_t h = nullptr;
-  const cudnnStatus_t status = cudnnCreate(&h);
-  FERRITE_CHECK(status == CUDNN_STATUS_SUCCESS, Library, "cuDNN: cudnnCreate on cuda:", device, " failed: ",
-                cudnnGetErrorString(status));
-  st.handles.emplace(device, h);
-  return h;
 }
 
 fe::DataType_t io_type(DType dt) {
@@ -223,10 +224,34 @@ Entry build(const Key& key, const Conv2dDesc& d, cudnnHandle_t handle, std::stri
   return e;
 }
 
-bool run_locked(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx, cudaStream_t stream, void* x,
-                void* w, void* y) {
+// The cached graph of `key`, built on a miss (under the cache's mutex, so each case is built
+// once however many threads ask for it).
+std::shared_ptr<Slot> lookup(const Key& key, Pass pass, const Conv2dDesc& d, DType dtype, cudnnHandle_t handle) {
   State& st = state();
   std::lock_guard<std::mutex> lock(st.mutex);
+  auto it = st.cache.find(key);
+  if (it != st.cache.end()) {
+    ++st.hits;
+    return it->second;
+  }
+  ++st.misses;
+  std::string why;
+  Entry e;
+  try {
+    e = build(key, d, handle, why);
+  } catch (const std::exception& ex) {  // the frontend's own exceptions: im2col takes the case
+    e = Entry{};
+    why = ex.what();
+  }
+  if (!e.graph) {
+    ++st.unsupported;
+    st.last_unsupported = describe(pass, d, dtype) + ": " + why;
+  }
+  return st.cache.emplace(key, std::make_shared<Slot>(std::move(e))).first->second;
+}
+
+bool run_cached(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx, cudaStream_t stream, void* x,
+                void* w, void* y) {
   Key key;
   key.device = ctx.device();
   key.pass = pass;
@@ -234,34 +259,17 @@ bool run_locked(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx,
   key.tf32 = dtype == DType::F32 && d.allow_tf32;
   key.sizes = {d.n,        d.c,        d.h,       d.w,       d.k,     d.r,     d.s,     d.oh,    d.ow,
                d.stride_h, d.stride_w, d.pad_h,   d.pad_w,   d.dil_h, d.dil_w, d.groups, pointer_alignment(x, w, y)};
-  const cudnnHandle_t handle = handle_of(st, key.device);
-  auto it = st.cache.find(key);
-  if (it != st.cache.end()) {
-    ++st.hits;
-  } else {
-    ++st.misses;
-    std::string why;
-    Entry e;
-    try {
-      e = build(key, d, handle, why);
-    } catch (const std::exception& ex) {  // the frontend's own exceptions: im2col takes the case
-      e = Entry{};
-      why = ex.what();
-    }
-    if (!e.graph) {
-      ++st.unsupported;
-      st.last_unsupported = describe(pass, d, dtype) + ": " + why;
-    }
-    it = st.cache.emplace(key, std::move(e)).first;
-  }
-  const Entry& e = it->second;
+  const cudnnHandle_t handle = cudnn_handle(key.device, stream);  // this thread's, bound to `stream`
+  const std::shared_ptr<Slot> slot = lookup(key, pass, d, dtype, handle);
+  const Entry& e = slot->entry;
   if (!e.graph) return false;
-  const cudnnStatus_t bound = cudnnSetStream(handle, stream);
-  FERRITE_CHECK(bound == CUDNN_STATUS_SUCCESS, Library, "cuDNN: cudnnSetStream failed for ", describe(pass, d, dtype),
-                ": ", cudnnGetErrorString(bound));
   shape::Scratch ws(key.device, static_cast<std::size_t>(e.workspace), stream);  // pool memory, stream-ordered
   std::unordered_map<std::int64_t, void*> pointers{{kX, x}, {kW, w}, {kY, y}};
-  fe::error_t status = e.graph->execute(handle, pointers, ws.as<void>());
+  fe::error_t status;
+  {
+    std::lock_guard<std::mutex> lock(slot->execute);
+    status = e.graph->execute(handle, pointers, ws.as<void>());
+  }
   FERRITE_CHECK(status.is_good(), Library, "cuDNN: ", describe(pass, d, dtype), " failed: ", status.get_message());
   return true;
 }
@@ -279,7 +287,7 @@ bool run(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx, cudaSt
   }();
   if (!enabled) return false;
   try {
-    return run_locked(pass, d, dtype, ctx, stream, x, w, y);
+    return run_cached(pass, d, dtype, ctx, stream, x, w, y);
   } catch (const Error&) {
     throw;
   } catch (const std::exception& ex) {  // the frontend's own (allocation, JSON) exceptions

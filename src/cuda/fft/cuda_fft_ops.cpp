@@ -21,12 +21,14 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <vector>
 
 #include "cuda/cuda_families.hpp"
 #include "cuda/fft/fft_kernels.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/device_context.hpp"
+#include "cuda/shape/shape_runtime.hpp"
 
 namespace ferrite::cuda {
 namespace {
@@ -177,25 +179,6 @@ class PlanCache {
   std::int64_t hits_ = 0, misses_ = 0;
 };
 
-// A device's work area from the pool, returned on the same stream.
-class PoolBuffer {
- public:
-  PoolBuffer(DeviceContext& ctx, std::size_t bytes, cudaStream_t stream)
-      : ctx_(ctx), bytes_(bytes), stream_(stream), ptr_(bytes ? ctx.allocate(bytes, stream) : nullptr) {}
-  ~PoolBuffer() {
-    if (ptr_) ctx_.release(ptr_, bytes_, stream_);
-  }
-  PoolBuffer(const PoolBuffer&) = delete;
-  PoolBuffer& operator=(const PoolBuffer&) = delete;
-  void* get() const { return ptr_; }
-
- private:
-  DeviceContext& ctx_;
-  std::size_t bytes_;
-  cudaStream_t stream_;
-  void* ptr_;
-};
-
 class CudaFftOps final : public FftOps {
  public:
   bool supports(Op op, DType dtype) const override {
@@ -242,29 +225,29 @@ class CudaFftOps final : public FftOps {
 
     // C2R reads a private copy: cuFFT may overwrite it, and hfft conjugates it.
     const void* source = in.data();
-    std::unique_ptr<PoolBuffer> copy;
+    std::optional<shape::Scratch> copy;  // pool memory, released stream-ordered
     if (d.type == FftType::C2R) {
-      copy = std::make_unique<PoolBuffer>(ctx, in.nbytes(), stream);
+      copy.emplace(device, in.nbytes(), stream);
       const std::int64_t last_n = d.n[r - 1];
-      kernels::fft_prepare_c2r(in.data(), copy->get(), static_cast<std::int64_t>(in.nbytes() / in_elem), d.real_dtype,
+      kernels::fft_prepare_c2r(in.data(), copy->as<void>(), static_cast<std::int64_t>(in.nbytes() / in_elem), d.real_dtype,
                                d.in_stride[r - 1], last_n / 2 + 1, last_n % 2 == 0, d.conjugate_input, stream);
-      source = copy->get();
+      source = copy->as<void>();
     }
 
     // cuFFT rejects R2C input not aligned to the complex type (CUFFT_INVALID_VALUE): a
     // contiguous view at an odd element offset is read from an aligned copy.
     if (d.type == FftType::R2C && reinterpret_cast<std::uintptr_t>(in.data()) % (2 * real_size) != 0) {
-      copy = std::make_unique<PoolBuffer>(ctx, in.nbytes(), stream);
-      FERRITE_CUDA_CHECK(cudaMemcpyAsync(copy->get(), in.data(), in.nbytes(), cudaMemcpyDeviceToDevice, stream));
-      source = copy->get();
+      copy.emplace(device, in.nbytes(), stream);
+      FERRITE_CUDA_CHECK(cudaMemcpyAsync(copy->as<void>(), in.data(), in.nbytes(), cudaMemcpyDeviceToDevice, stream));
+      source = copy->as<void>();
     }
 
     PlanCache& cache = cache_of(device);
     {
       std::lock_guard<std::mutex> lock(cache.mutex);
       Plan& plan = cache.get(l);
-      PoolBuffer work(ctx, plan.work_bytes(), stream);
-      FERRITE_CUFFT_CHECK(cufftSetWorkArea(plan.handle(), work.get()));
+      shape::Scratch work(device, plan.work_bytes(), stream);
+      FERRITE_CUFFT_CHECK(cufftSetWorkArea(plan.handle(), work.as<void>()));
       FERRITE_CUFFT_CHECK(cufftSetStream(plan.handle(), stream));
       const int direction = d.type == FftType::C2C && d.inverse ? CUFFT_INVERSE
                             : d.type == FftType::C2R             ? CUFFT_INVERSE
