@@ -289,14 +289,26 @@ std::string unavailable() {
   return l.api ? std::string() : l.error;
 }
 
+namespace {
+
+// The compressed matrix's size and the temporary buffer compress needs, in bytes.
+struct CompressedSizes {
+  std::size_t compressed = 0, buffer = 0;
+};
+
+CompressedSizes compressed_sizes(const Api& api, const cusparseLtHandle_t& h, const StructuredDescriptor& d) {
+  CompressedSizes sizes;
+  FERRITE_CUSPARSELT_CHECK(api, api.compressed_size(&h, &d.d, &sizes.compressed, &sizes.buffer));
+  return sizes;
+}
+
+}  // namespace
+
 std::size_t compressed_bytes(int device, DType dtype, std::int64_t rows, std::int64_t cols) {
   const Api& api = api_or_throw();
   const cusparseLtHandle_t& h = handle_for(api, device);
   DeviceGuard guard(device);
-  const StructuredDescriptor d(api, h, dtype, rows, cols);
-  std::size_t size = 0, buffer = 0;
-  FERRITE_CUSPARSELT_CHECK(api, api.compressed_size(&h, &d.d, &size, &buffer));
-  return size;
+  return compressed_sizes(api, h, StructuredDescriptor(api, h, dtype, rows, cols)).compressed;
 }
 
 void compress(int device, cudaStream_t stream, DType dtype, const void* pruned, void* compressed, std::int64_t rows,
@@ -305,9 +317,7 @@ void compress(int device, cudaStream_t stream, DType dtype, const void* pruned, 
   const cusparseLtHandle_t& h = handle_for(api, device);
   DeviceGuard guard(device);
   const StructuredDescriptor d(api, h, dtype, rows, cols);
-  std::size_t size = 0, buffer = 0;
-  FERRITE_CUSPARSELT_CHECK(api, api.compressed_size(&h, &d.d, &size, &buffer));
-  shape::Scratch temp(device, buffer, stream);
+  shape::Scratch temp(device, compressed_sizes(api, h, d).buffer, stream);
   FERRITE_CUSPARSELT_CHECK(api, api.compress(&h, &d.d, 1, CUSPARSE_OPERATION_NON_TRANSPOSE, pruned, compressed,
                                              temp.as<void>(), stream));
 }
