@@ -18,7 +18,6 @@ namespace {
 using namespace sparse_test;  // NOLINT: the shared helpers of the sparse entries
 using Entries = std::map<std::pair<std::int64_t, std::int64_t>, Value>;  // sorted by (row, col)
 
-bool stored(const Value& v) { return v != Value(0, 0) || std::isnan(v.real()) || std::isnan(v.imag()); }
 
 // crow, col, values and the dense form of a CSR [rows, cols] holding `entries`.
 std::vector<Tensor> csr_outputs(const Entries& entries, std::int64_t rows, std::int64_t cols, DType dtype,
@@ -100,10 +99,10 @@ std::vector<Tensor> reference_spgemm(const Case& c) {
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t q = 0; q < k; ++q) {
       const Value x = av[static_cast<std::size_t>(i * k + q)];
-      if (!stored(x)) continue;
+      if (!is_stored(x)) continue;
       for (std::int64_t j = 0; j < n; ++j) {
         const Value y = bv[static_cast<std::size_t>(q * n + j)];
-        if (stored(y)) out[{i, j}] += x * y;  // the symbolic product: stored even if it sums to 0
+        if (is_stored(y)) out[{i, j}] += x * y;  // the symbolic product: stored even if it sums to 0
       }
     }
   return csr_outputs(out, m, n, a.dtype(), index_dtype(c.ints[2]));
@@ -203,7 +202,7 @@ std::vector<Tensor> reference_sddmm(const Case& c) {
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
       const Value x = iv[static_cast<std::size_t>(i * n + j)];
-      if (!stored(x)) continue;
+      if (!is_stored(x)) continue;
       Value dot(0, 0);
       for (std::int64_t q = 0; q < k; ++q)
         dot += v1[static_cast<std::size_t>(i * k + q)] * v2[static_cast<std::size_t>(q * n + j)];
@@ -273,9 +272,9 @@ std::vector<Tensor> reference_add(const Case& c) {
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t j = 0; j < n; ++j) {
       const Value x = av[static_cast<std::size_t>(i * n + j)], y = bv[static_cast<std::size_t>(i * n + j)];
-      if (stored(x) && stored(y)) out[{i, j}] = x + alpha * y;
-      else if (stored(x)) out[{i, j}] = x;
-      else if (stored(y)) out[{i, j}] = alpha * y;
+      if (is_stored(x) && is_stored(y)) out[{i, j}] = x + alpha * y;
+      else if (is_stored(x)) out[{i, j}] = x;
+      else if (is_stored(y)) out[{i, j}] = alpha * y;
     }
   return csr_outputs(out, m, n, c.inputs[0].dtype(), index_dtype(c.ints[2]));
 }

@@ -32,7 +32,7 @@ Compressed compress(const std::vector<Value>& dense, std::int64_t rows, std::int
   for (std::int64_t i = 0; i < major; ++i) {
     for (std::int64_t j = 0; j < minor; ++j) {
       const Value& v = dense[static_cast<std::size_t>(by_columns ? j * cols + i : i * cols + j)];
-      if (v != Value(0, 0) || std::isnan(v.real()) || std::isnan(v.imag())) {
+      if (is_stored(v)) {
         c.idx.push_back(j);
         c.values.push_back(v);
       }
@@ -231,6 +231,19 @@ std::vector<Case> product_cases(DType dtype, Rng& rng) {
                         sparse_dense(s.k, 1, 1.0, dtype, rng).reshape({s.k}),
                         sparse_dense(s.n + 1, s.m, 1.0, dtype, rng)},
                        {layout, layout % 2}});
+  // ±Inf and NaN, stored in A and present in the dense operands: only A's stored entries take
+  // part (as in PyTorch's sparse products), so an Inf of B that meets a structural zero of A
+  // leaves no NaN, while one that meets a stored entry spreads as IEEE says.
+  if (!is_complex(dtype)) {
+    const double inf = INFINITY;
+    const Tensor a = from_vector<double>({inf, 0, 1, 0, -inf, 0, NAN, 0, 2, 0, 0, -1}, {4, 3}).to(dtype);
+    const Tensor b = from_vector<double>({1, inf, 2, -3, 0, 1}, {3, 2}).to(dtype);
+    const Tensor x = from_vector<double>({0, inf, 1}, {3}).to(dtype);
+    const Tensor d = from_vector<double>({1, 0, inf, 2, -1, 0, 0, 1}, {2, 4}).to(dtype);
+    for (std::int64_t layout = 0; layout < 3; ++layout)
+      cases.push_back({std::string(sparse::layout_name(kLayouts[layout])) + " with ±Inf and NaN", {a, b, x, d},
+                       {layout, layout % 2}});
+  }
   return cases;
 }
 
@@ -249,6 +262,7 @@ std::vector<Tensor> reference_products(const Case& c) {
   for (std::int64_t i = 0; i < m; ++i)
     for (std::int64_t q = 0; q < k; ++q) {
       const Value aiq = av[static_cast<std::size_t>(i * k + q)];
+      if (!is_stored(aiq)) continue;  // a structural zero multiplies nothing (0 x Inf is not NaN here)
       for (std::int64_t j = 0; j < n; ++j) ab[static_cast<std::size_t>(i * n + j)] += aiq * bv[static_cast<std::size_t>(q * n + j)];
       ax[static_cast<std::size_t>(i)] += aiq * xv[static_cast<std::size_t>(q)];
     }
@@ -256,7 +270,8 @@ std::vector<Tensor> reference_products(const Case& c) {
   for (std::int64_t r = 0; r < p; ++r)
     for (std::int64_t i = 0; i < m; ++i)
       for (std::int64_t q = 0; q < k; ++q)
-        da[static_cast<std::size_t>(r * k + q)] += dv[static_cast<std::size_t>(r * m + i)] * av[static_cast<std::size_t>(i * k + q)];
+        if (is_stored(av[static_cast<std::size_t>(i * k + q)]))
+          da[static_cast<std::size_t>(r * k + q)] += dv[static_cast<std::size_t>(r * m + i)] * av[static_cast<std::size_t>(i * k + q)];
   const DType d = a.dtype();
   return {tensor_of(ab, {m, n}, d), tensor_of(ax, {m}, d), tensor_of(da, {p, k}, d)};
 }

@@ -19,6 +19,9 @@ using Value = std::complex<long double>;
 inline const std::vector<DType> kValueDTypes = {DType::F32, DType::F64, DType::F16, DType::BF16, DType::C64, DType::C128};
 inline const Layout kLayouts[] = {Layout::CSR, Layout::CSC, Layout::COO};
 
+/// Whether from_dense stores the value: x != 0, so NaN is stored and -0 is not.
+inline bool is_stored(const Value& v) { return v != Value(0, 0) || std::isnan(v.real()) || std::isnan(v.imag()); }
+
 // ---- host values of any float or complex dtype ----
 
 inline std::vector<Value> host_values(const Tensor& t) {
