@@ -180,9 +180,13 @@ Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Ten
 
 void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
               Weights& grads) {
+  backward_from_logits(weights, config, cache, cross_entropy_backward(cache.loss, loss_scale), grads);
+}
+
+void backward_from_logits(const Weights& weights, const ModelConfig& config, const ForwardCache& cache,
+                          const Tensor& dlogits, Weights& grads) {
   const std::int64_t b = cache.idx.size(0), t = cache.idx.size(1), c = config.n_embd;
   const MatmulCompute compute = cache.compute;
-  const Tensor dlogits = cross_entropy_backward(cache.loss, loss_scale);  // [N, vocab]
   // logits = lnf.y wteᵀ: the head's share of the tied embedding's gradient.
   grads.wte.add_(matmul(dlogits, cache.lnf.y, {.transpose_a = true, .compute = compute}));
   const Tensor dlnf = matmul(dlogits, weights.wte, {.compute = compute});

@@ -77,8 +77,13 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
 Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Tensor& idx, const Tensor& targets,
                     ForwardCache& cache, MatmulCompute compute = MatmulCompute::Default);
 
-/// Adds the gradients of (loss * loss_scale) to `grads`.
+/// Adds the gradients of (loss * loss_scale) to `grads` (the cache from forward_loss()).
 void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
               Weights& grads);
+
+/// Adds to `grads` the gradients of any function of the logits whose gradient with respect to
+/// them is `dlogits` ([B * T, vocab]): backward() is cross_entropy_backward() then this.
+void backward_from_logits(const Weights& weights, const ModelConfig& config, const ForwardCache& cache,
+                          const Tensor& dlogits, Weights& grads);
 
 }  // namespace ferrite::gpt
