@@ -90,8 +90,8 @@ void add_train_options(CLI::App& command, ferrite::gpt::TrainOptions& options) {
   command.add_option("--save-every", options.save_every, "Also write the checkpoint every N steps")
       ->check(CLI::NonNegativeNumber);
   command.add_option("--precision", options.precision,
-                     "f32, or bf16: matmuls on BF16 tensor cores with F32 results; weights, AdamW, norms, softmax and "
-                     "reductions stay F32")
+                     "f32, or bf16: BF16 activations as PyTorch's autocast (linear layers, GELU, attention); "
+                     "master weights, AdamW, the residual stream, LayerNorm and the loss stay F32")
       ->check(CLI::IsMember({"f32", "bf16"}))
       ->capture_default_str();
   command.add_option("--json", options.json, "Also write a JSON Lines log (config, each progress line, summary)")

@@ -3,43 +3,30 @@
 // the BF16 path runs cuDNN's flash attention where it applies.
 #include "examples/gpt/attention.hpp"
 
-#include <cmath>
-
 namespace ferrite::gpt {
-namespace {
 
-// The dtype attention runs in: BF16 when the model's matmuls are BF16 (as PyTorch's autocast
-// runs SDPA on BF16 q, k, v), the activations' dtype otherwise.
-DType attention_dtype(DType activations, MatmulCompute compute) {
-  return compute == MatmulCompute::BF16 ? DType::BF16 : activations;
-}
-
-}  // namespace
-
-Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& cache, MatmulCompute compute) {
+Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& cache) {
   const std::int64_t b = qkv.size(0), t = qkv.size(1), c = qkv.size(2) / 3;
   const std::int64_t hd = c / n_head;
-  const DType dtype = attention_dtype(qkv.dtype(), compute);
-  // [B, T, 3, heads, hd] -> [3, B, heads, T, hd]: views, no copy yet; the casts copy.
+  // [B, T, 3, heads, hd] -> [3, B, heads, T, hd]: views; contiguous() copies each.
   const Tensor heads = qkv.view({b, t, 3, n_head, hd}).permute({2, 0, 3, 1, 4});
-  cache.q = heads.select(0, 0).to(dtype).contiguous();
-  cache.k = heads.select(0, 1).to(dtype).contiguous();
-  cache.v = heads.select(0, 2).to(dtype).contiguous();
+  cache.q = heads.select(0, 0).contiguous();
+  cache.k = heads.select(0, 1).contiguous();
+  cache.v = heads.select(0, 2).contiguous();
   nn::AttentionResult result = nn::scaled_dot_product_attention(cache.q, cache.k, cache.v, {.causal = true});
   cache.out = result.out;
   cache.logsumexp = result.logsumexp;
-  // [B, heads, T, hd] -> [B, T, heads * hd], back in the activations' dtype.
-  return result.out.to(qkv.dtype()).permute({0, 2, 1, 3}).contiguous().view({b, t, c});
+  // [B, heads, T, hd] -> [B, T, heads * hd].
+  return result.out.permute({0, 2, 1, 3}).contiguous().view({b, t, c});
 }
 
 Tensor causal_attention_backward(const Tensor& grad, const AttentionCache& cache) {
   const std::int64_t b = cache.q.size(0), n_head = cache.q.size(1), t = cache.q.size(2), hd = cache.q.size(3);
-  const Tensor dy = grad.view({b, t, n_head, hd}).permute({0, 2, 1, 3}).to(cache.q.dtype()).contiguous();
+  const Tensor dy = grad.view({b, t, n_head, hd}).permute({0, 2, 1, 3}).contiguous();
   const nn::AttentionGrads g = nn::scaled_dot_product_attention_backward(dy, cache.q, cache.k, cache.v, cache.out,
                                                                        cache.logsumexp, {.causal = true});
-  // [3, B, heads, T, hd] -> [B, T, 3, heads, hd], the layout of qkv, in the gradient's dtype.
-  return stack({g.dq, g.dk, g.dv}, 0).to(grad.dtype()).permute({1, 3, 0, 2, 4}).contiguous().view(
-      {b, t, 3 * n_head * hd});
+  // [3, B, heads, T, hd] -> [B, T, 3, heads, hd], the layout of qkv.
+  return stack({g.dq, g.dk, g.dv}, 0).permute({1, 3, 0, 2, 4}).contiguous().view({b, t, 3 * n_head * hd});
 }
 
 }  // namespace ferrite::gpt

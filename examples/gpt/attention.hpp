@@ -17,14 +17,12 @@ struct AttentionCache {
 
 /// qkv: [B, T, 3 * C] (the c_attn projection, q then k then v, each split into heads of
 /// C / n_head). Returns softmax(q kᵀ / sqrt(head_dim) + causal mask) v as [B, T, C] with the
-/// heads side by side.
-/// `compute` is the matmuls' precision: with MatmulCompute::BF16 attention runs on BF16 copies
-/// of q, k and v (F32 softmax statistics) and returns the activations' dtype; the backward
-/// pass uses the same.
-Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& cache,
-                        MatmulCompute compute = MatmulCompute::Default);
+/// heads side by side, in qkv's dtype: BF16 activations run BF16 attention (F32 softmax
+/// statistics), as PyTorch's autocast runs SDPA on BF16 q, k and v.
+Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& cache);
 
-/// The gradient of qkv ([B, T, 3 * C]) from the gradient of the output ([B, T, C]).
+/// The gradient of qkv ([B, T, 3 * C]) from the gradient of the output ([B, T, C]), both in
+/// the dtype attention ran in.
 Tensor causal_attention_backward(const Tensor& grad, const AttentionCache& cache);
 
 }  // namespace ferrite::gpt

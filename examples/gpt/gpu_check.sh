@@ -30,6 +30,16 @@ echo "== BF16 curves, 200 steps on cuda"
 $REF --checkpoint init.safetensors --data "$D" --steps 200 --device cuda --bf16 --ferrite-json bf16.json \
   > parity_bf16.log 2>&1
 grep -E "worst|Error|error" parity_bf16.log
+# PyTorch's fused SDPA (like ferrite's, it never rounds the scores to BF16): the closer reference.
+$REF --checkpoint init.safetensors --data "$D" --steps 200 --device cuda --bf16 --sdpa --ferrite-json bf16.json \
+  > parity_bf16_sdpa.log 2>&1
+echo "against PyTorch SDPA: $(grep -E "worst|Error|error" parity_bf16_sdpa.log)"
+# The rounding points without the curves' chaos: the first step's BF16 gradients (a few 1e-3).
+"$F" train --preset tiny --device cuda --data "$D" --resume init.safetensors --steps 1 --precision bf16 \
+  --json bf16_step1.json --dump-grads grads_bf16.safetensors > /dev/null
+$REF --checkpoint init.safetensors --data "$D" --steps 1 --device cuda --bf16 --sdpa --ferrite-json bf16_step1.json \
+  --compare-grads grads_bf16.safetensors > parity_bf16_grads.log 2>&1
+echo "BF16 first-step gradients: $(grep -E "gradients after|Error|error" parity_bf16_grads.log)"
 echo "== gpt2-small, batch 16 x 1024"
 "$F" train --preset gpt2-small --data "$D" --steps 0 --checkpoint gpt2.safetensors > /dev/null
 for precision in bf16 f32; do

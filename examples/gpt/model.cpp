@@ -12,16 +12,24 @@ namespace {
 constexpr double kLayerNormEps = 1e-5;
 constexpr GeluApproximation kGelu = GeluApproximation::Tanh;  // GPT-2's gelu
 
-// y = x wᵀ + b for w stored [out, in].
+// y = x wᵀ + b for w stored [out, in], x, w and b of one dtype. The bias is added to the
+// product in its dtype: for BF16 that rounds twice (product, then sum) where PyTorch's
+// addmm rounds once in the GEMM's epilogue; matmul_out with beta = 1 on a bias-filled output
+// would round once too, but large products get their timed GEMM algorithm only with beta = 0.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, MatmulCompute compute) {
-  return matmul(x, w, {.transpose_b = true, .compute = compute}) + b;
+  Tensor y = matmul(x, w, {.transpose_b = true, .compute = compute});
+  y.add_(b);
+  return y;
 }
 
-// The gradients of linear(): dx returned, dw and db added to the gradient tensors.
+// The gradients of linear(): dx returned (dy's dtype), dw and db added to the gradient
+// tensors. As in PyTorch under autocast, the weight and bias gradients are computed in dy's
+// dtype (a BF16 product, a BF16 column sum accumulated in F32) and then added to the F32
+// gradients.
 Tensor linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Tensor& dw, const Tensor& db,
                        MatmulCompute compute) {
-  dw.add_(matmul(dy, x, {.transpose_a = true, .compute = compute}));  // dyᵀ x: [out, in]
-  db.add_(sum(dy, 0));
+  dw.add_(matmul(dy, x, {.transpose_a = true, .compute = compute}).to(dw.dtype()));  // dyᵀ x: [out, in]
+  db.add_(sum(dy, 0).to(db.dtype()));
   return matmul(dy, w, {.compute = compute});  // [N, in]
 }
 
@@ -52,6 +60,14 @@ Tensor normal(HostNormal& rng, Shape shape, double stddev, DType dtype, Device d
 }
 
 }  // namespace
+
+Precision precision_of(DType weights, MatmulCompute compute) {
+  switch (compute) {
+    case MatmulCompute::BF16: return {DType::BF16, MatmulCompute::Default};
+    case MatmulCompute::F16: return {DType::F16, MatmulCompute::Default};
+    default: return {weights, compute};
+  }
+}
 
 std::vector<std::pair<std::string, Tensor*>> Weights::named() {
   std::vector<std::pair<std::string, Tensor*>> out = {{"wte.weight", &wte}, {"wpe.weight", &wpe}};
@@ -137,12 +153,33 @@ Weights zeros_like(const Weights& weights) {
   return out;
 }
 
+namespace {
+
+// The weights the matmuls read, in the activations' dtype (autocast's casts, made once per
+// forward pass and kept for the backward pass, as autocast keeps them). The LayerNorm
+// parameters and the position table are not matmul operands: they stay the master copies.
+// In F32 every to() returns the tensor itself: no copy.
+Weights matmul_weights(const Weights& weights, DType act) {
+  Weights out = weights;
+  out.wte = weights.wte.to(act);
+  for (BlockWeights& b : out.blocks) {
+    for (Tensor* t : {&b.attn_w, &b.attn_b, &b.proj_w, &b.proj_b, &b.fc_w, &b.fc_b, &b.out_w, &b.out_b})
+      *t = t->to(act);
+  }
+  return out;
+}
+
+}  // namespace
+
 Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache,
                MatmulCompute compute) {
   const std::int64_t b = idx.size(0), t = idx.size(1), c = config.n_embd;
   FERRITE_CHECK(t <= config.context, InvalidArgument, "gpt: ", t, " tokens exceed the context of ", config.context);
+  const DType master = weights.wte.dtype();
+  const Precision p = precision_of(master, compute);
+  const Weights mw = matmul_weights(weights, p.act);
   const Tensor positions = arange(t, DType::I64, idx.device());
-  // [B, T, C] + [T, C] broadcast, then the residual stream as [N, C].
+  // [B, T, C] + [T, C] broadcast, then the residual stream as [N, C], in the master dtype.
   Tensor x = (nn::embedding(weights.wte, idx) + nn::embedding(weights.wpe, positions)).view({b * t, c});
   if (cache) {
     cache->compute = compute;
@@ -151,21 +188,30 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
   }
   for (std::size_t i = 0; i < weights.blocks.size(); ++i) {
     const BlockWeights& w = weights.blocks[i];
+    const BlockWeights& m = mw.blocks[i];
     BlockCache local;
     BlockCache& bc = cache ? cache->blocks[i] : local;
     bc.x = x;
+    // LayerNorm reads and writes the master dtype (autocast runs layer_norm in F32); its
+    // output is rounded to the activations' dtype as the next linear layer's input.
     bc.ln1 = layer_norm(x, w.ln1_w, w.ln1_b, kLayerNormEps);
-    const Tensor qkv = linear(bc.ln1.y, w.attn_w, w.attn_b, compute).view({b, t, 3 * c});
-    bc.attn_y = causal_attention(qkv, config.n_head, bc.attn, compute).view({b * t, c});
-    bc.x_mid = x + linear(bc.attn_y, w.proj_w, w.proj_b, compute);
+    bc.ln1.y = bc.ln1.y.to(p.act);
+    const Tensor qkv = linear(bc.ln1.y, m.attn_w, m.attn_b, p.compute).view({b, t, 3 * c});
+    bc.attn_y = causal_attention(qkv, config.n_head, bc.attn).view({b * t, c});
+    // The residual adds the (rounded) branch output in the master dtype.
+    bc.x_mid = x + linear(bc.attn_y, m.proj_w, m.proj_b, p.compute).to(master);
     bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps);
-    bc.fc = linear(bc.ln2.y, w.fc_w, w.fc_b, compute);
+    bc.ln2.y = bc.ln2.y.to(p.act);
+    bc.fc = linear(bc.ln2.y, m.fc_w, m.fc_b, p.compute);
     bc.fc_act = gelu(bc.fc, kGelu);
-    x = bc.x_mid + linear(bc.fc_act, w.out_w, w.out_b, compute);
+    x = bc.x_mid + linear(bc.fc_act, m.out_w, m.out_b, p.compute).to(master);
   }
   LayerNormResult lnf = layer_norm(x, weights.lnf_w, weights.lnf_b, kLayerNormEps);
-  const Tensor logits = matmul(lnf.y, weights.wte, {.transpose_b = true, .compute = compute});  // tied head: [N, vocab]
+  lnf.y = lnf.y.to(p.act);
+  // Tied head: [N, vocab], then in the master dtype for the loss (autocast's logits.float()).
+  const Tensor logits = matmul(lnf.y, mw.wte, {.transpose_b = true, .compute = p.compute}).to(master);
   if (cache) {
+    cache->matmul_weights = mw;
     cache->x_final = x;
     cache->lnf = std::move(lnf);
   }
@@ -180,32 +226,43 @@ Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Ten
 
 void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
               Weights& grads) {
+  backward_from_logits(weights, config, cache, cross_entropy_backward(cache.loss, loss_scale), grads);
+}
+
+void backward_from_logits(const Weights& weights, const ModelConfig& config, const ForwardCache& cache,
+                          const Tensor& dlogits, Weights& grads) {
   const std::int64_t b = cache.idx.size(0), t = cache.idx.size(1), c = config.n_embd;
-  const MatmulCompute compute = cache.compute;
-  const Tensor dlogits = cross_entropy_backward(cache.loss, loss_scale);  // [N, vocab]
+  const DType master = weights.wte.dtype();
+  const Precision p = precision_of(master, cache.compute);
+  const Weights& mw = cache.matmul_weights;
+  // Gradients of activations stored in p.act are rounded to it where they enter that part of
+  // the graph (autograd casts a gradient to its input's dtype); LayerNorm's backward and the
+  // residual stream stay in the master dtype.
+  const Tensor dlog = dlogits.to(p.act);  // [N, vocab]
   // logits = lnf.y wteᵀ: the head's share of the tied embedding's gradient.
-  grads.wte.add_(matmul(dlogits, cache.lnf.y, {.transpose_a = true, .compute = compute}));
-  const Tensor dlnf = matmul(dlogits, weights.wte, {.compute = compute});
+  grads.wte.add_(matmul(dlog, cache.lnf.y, {.transpose_a = true, .compute = p.compute}).to(master));
+  const Tensor dlnf = matmul(dlog, mw.wte, {.compute = p.compute}).to(master);
   LayerNormGrads lnf = layer_norm_backward(dlnf, cache.x_final, cache.lnf.mean, cache.lnf.rstd, weights.lnf_w);
   grads.lnf_w.add_(lnf.dweight);
   grads.lnf_b.add_(lnf.dbias);
   Tensor dx = lnf.dx;  // gradient of the residual stream, [N, C]
   for (std::size_t i = weights.blocks.size(); i-- > 0;) {
     const BlockWeights& w = weights.blocks[i];
+    const BlockWeights& m = mw.blocks[i];
     BlockWeights& g = grads.blocks[i];
     const BlockCache& bc = cache.blocks[i];
     // x = x_mid + mlp(ln2(x_mid)): the residual passes dx through; the MLP adds its share.
-    const Tensor dact = linear_backward(dx, bc.fc_act, w.out_w, g.out_w, g.out_b, compute);
+    const Tensor dact = linear_backward(dx.to(p.act), bc.fc_act, m.out_w, g.out_w, g.out_b, p.compute);
     const Tensor dfc = gelu_backward(dact, bc.fc, kGelu);
-    const Tensor dln2 = linear_backward(dfc, bc.ln2.y, w.fc_w, g.fc_w, g.fc_b, compute);
+    const Tensor dln2 = linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, p.compute).to(master);
     LayerNormGrads ln2 = layer_norm_backward(dln2, bc.x_mid, bc.ln2.mean, bc.ln2.rstd, w.ln2_w);
     g.ln2_w.add_(ln2.dweight);
     g.ln2_b.add_(ln2.dbias);
     const Tensor dx_mid = dx + ln2.dx;
     // x_mid = x + proj(attention(ln1(x))).
-    const Tensor dattn_y = linear_backward(dx_mid, bc.attn_y, w.proj_w, g.proj_w, g.proj_b, compute);
+    const Tensor dattn_y = linear_backward(dx_mid.to(p.act), bc.attn_y, m.proj_w, g.proj_w, g.proj_b, p.compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
-    const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, w.attn_w, g.attn_w, g.attn_b, compute);
+    const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, p.compute).to(master);
     LayerNormGrads ln1 = layer_norm_backward(dln1, bc.x, bc.ln1.mean, bc.ln1.rstd, w.ln1_w);
     g.ln1_w.add_(ln1.dweight);
     g.ln1_b.add_(ln1.dbias);

@@ -46,30 +46,41 @@ Weights zero_weights(const ModelConfig& config, DType dtype, Device device);
 /// Zeros of every parameter's shape (gradients, optimizer moments).
 Weights zeros_like(const Weights& weights);
 
+/// The dtypes of a pass. With MatmulCompute::BF16 (--precision bf16) the model mirrors
+/// PyTorch's autocast: linear layers read and write BF16 activations (BF16 copies of the
+/// weights, F32 accumulation), GELU and attention run in BF16, while the residual stream,
+/// LayerNorm, the logits and the loss stay in the master weights' dtype (F32). Otherwise
+/// every activation has the weights' dtype and `compute` is passed to the matmuls.
+struct Precision {
+  DType act;              // linear layers' inputs and outputs, GELU, attention
+  MatmulCompute compute;  // the matmuls' option (Default for BF16/F16 operands)
+};
+Precision precision_of(DType weights, MatmulCompute compute);
+
 struct BlockCache {
-  Tensor x;  // block input, [N, C]
-  LayerNormResult ln1;
+  Tensor x;              // block input, [N, C], master dtype
+  LayerNormResult ln1;   // y in the activations' dtype (the next linear layer's input)
   AttentionCache attn;
-  Tensor attn_y;  // [N, C]
-  Tensor x_mid;   // after the attention residual
+  Tensor attn_y;  // [N, C], activations' dtype
+  Tensor x_mid;   // after the attention residual, master dtype
   LayerNormResult ln2;
-  Tensor fc;      // pre-activation [N, 4C]
+  Tensor fc;      // pre-activation [N, 4C], activations' dtype
   Tensor fc_act;  // gelu(fc)
 };
 
 struct ForwardCache {
   MatmulCompute compute = MatmulCompute::Default;  // forward's, reused by backward
   Tensor idx;  // [B, T] I64
+  Weights matmul_weights;  // the matrices and biases in the activations' dtype
   std::vector<BlockCache> blocks;
   Tensor x_final;
   LayerNormResult lnf;
   LossCache loss;
 };
 
-/// Logits [B * T, vocab] for the tokens idx [B, T] (T <= context). With a cache, it keeps
-/// what backward() needs. `compute` is every matmul's precision: Default (the weights' dtype)
-/// or, for F32 weights, MatmulCompute::BF16 (BF16 tensor-core products with F32 results, so
-/// weights, activations, norms, softmax and reductions stay F32).
+/// Logits [B * T, vocab] in the weights' dtype for the tokens idx [B, T] (T <= context). With
+/// a cache, it keeps what backward() needs. `compute` is the precision: Default (the
+/// weights' dtype), F32 (no TF32), or, for F32 weights, MatmulCompute::BF16 (see Precision).
 Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache,
                MatmulCompute compute = MatmulCompute::Default);
 
@@ -77,8 +88,13 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
 Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Tensor& idx, const Tensor& targets,
                     ForwardCache& cache, MatmulCompute compute = MatmulCompute::Default);
 
-/// Adds the gradients of (loss * loss_scale) to `grads`.
+/// Adds the gradients of (loss * loss_scale) to `grads` (the cache from forward_loss()).
 void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
               Weights& grads);
+
+/// Adds to `grads` the gradients of any function of the logits whose gradient with respect to
+/// them is `dlogits` ([B * T, vocab]): backward() is cross_entropy_backward() then this.
+void backward_from_logits(const Weights& weights, const ModelConfig& config, const ForwardCache& cache,
+                          const Tensor& dlogits, Weights& grads);
 
 }  // namespace ferrite::gpt

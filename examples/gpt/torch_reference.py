@@ -283,7 +283,10 @@ def main():
                     rel = ((f - g).norm() / g.norm().clamp_min(1e-30)).item()
                     gworst = max(gworst, rel)
                     print(f"  grad {n:28s} relative error {rel:.2e}")
-                print(f"gradients after step {step + 1}: worst relative error {gworst:.2e} ({'ok' if gworst < 1e-3 else 'FAIL'} at 1e-3)")
+                # BF16: weight gradients are BF16 products, so elements one rounding apart (a
+                # different summation order) give a few 1e-3 in norm.
+                glimit = 1e-2 if args.bf16 else 1e-3
+                print(f"gradients after step {step + 1}: worst relative error {gworst:.2e} ({'ok' if gworst < glimit else 'FAIL'} at {glimit:g})")
         if tc["grad_clip"] > 0:
             torch.nn.utils.clip_grad_norm_(model.parameters(), tc["grad_clip"], foreach=False)
         for group in opt.param_groups:

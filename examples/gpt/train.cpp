@@ -154,7 +154,7 @@ int run_train(const TrainOptions& options) {
   std::cout << "ferrite train: preset " << options.preset << " (" << mc.str() << "), "
             << std::fixed << std::setprecision(2) << static_cast<double>(mc.parameter_count()) / 1e6
             << std::defaultfloat << std::setprecision(6) << "M parameters, "
-            << (bf16 ? "BF16 matmuls (F32 weights, activations and reductions)" : "F32") << ", device " << device.str() << "\n"
+            << (bf16 ? "BF16 activations and matmuls (F32 master weights, residual stream, LayerNorm, loss, AdamW)" : "F32") << ", device " << device.str() << "\n"
             << "data: " << corpus.source << " (" << corpus.files << " file" << (corpus.files == 1 ? "" : "s") << ", "
             << corpus.train.size() << " train / " << corpus.val.size() << " val bytes); batch " << tc.batch << " x "
             << tc.accum << " x " << mc.context << " = " << tokens_per_step << " tokens/step; lr " << tc.lr

@@ -25,7 +25,7 @@ struct TrainOptions {
   std::string resume;      // checkpoint to continue from
   std::string checkpoint;  // written at the end (and every save_every steps)
   std::int64_t save_every = 0;
-  std::string precision = "f32";  // "f32", or "bf16": BF16 matmuls, F32 weights and the rest
+  std::string precision = "f32";  // "f32", or "bf16": BF16 activations as autocast (model.hpp, Precision)
   std::string json;        // JSON Lines log
   std::string dump_grads;  // the first step's gradients (before clipping), for parity checks
 };
