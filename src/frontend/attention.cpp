@@ -1,12 +1,17 @@
 // Front end of scaled dot-product attention (ferrite/nn.hpp): shape, dtype, device and mask
-// validation, the mask's broadcast strides, then the backend's AttentionOps.
+// validation, the mask's broadcast strides, the inputs as views or dense Buffers, then the
+// backend's AttentionOps.
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <optional>
+#include <vector>
 
 #include "ferrite/backend.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
 #include "ferrite/nn.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite::nn {
 namespace {
@@ -35,6 +40,10 @@ AttentionDesc describe(const char* op, const Tensor& q, const Tensor& k, const T
   d.heads_kv = k.size(1);
   d.seq_k = k.size(2);
   d.value_dim = v.size(3);
+  d.q_strides = dense_attention_strides(d.heads_q, d.seq_q, d.head_dim);
+  d.k_strides = dense_attention_strides(d.heads_kv, d.seq_k, d.head_dim);
+  d.v_strides = dense_attention_strides(d.heads_kv, d.seq_k, d.value_dim);
+  d.out_strides = d.grad_out_strides = dense_attention_strides(d.heads_q, d.seq_q, d.value_dim);
   FERRITE_CHECK(k.size(0) == d.batch && v.size(0) == d.batch && v.size(1) == d.heads_kv && v.size(2) == d.seq_k &&
                     k.size(3) == d.head_dim,
                 ShapeMismatch, op, ": q ", q.description(), ", k ", k.description(), " and v ", v.description(),
@@ -76,19 +85,70 @@ AttentionDesc describe(const char* op, const Tensor& q, const Tensor& k, const T
 
 DType lse_dtype(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
 
+// The strides through which a backend may read `t`, a 4-D input, where it stands: only for a
+// non-contiguous view whose rows are dense and start on the 16-byte grid (head-dim stride 1,
+// first element 16-byte aligned, the other strides of dims longer than 1 positive multiples of
+// 16 bytes), as in q/k/v split from one projection and permuted to [B, H, S, D]. A dim of
+// extent 1 is given its row-major stride over the inner dims (any stride addresses the same
+// elements), so equal problems have equal strides. Nothing for every other tensor.
+std::optional<AttentionStrides> row_aligned_view(const Tensor& t) {
+  if (t.is_contiguous() || t.numel() == 0) return std::nullopt;
+  if (reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 != 0) return std::nullopt;
+  const auto bytes = static_cast<std::int64_t>(t.element_size());
+  AttentionStrides s{};
+  for (int i = 3; i >= 0; --i) {
+    const std::int64_t size = t.size(i), stride = t.stride(i);
+    if (size == 1) {
+      s[static_cast<std::size_t>(i)] = i == 3 ? 1 : s[static_cast<std::size_t>(i + 1)] * t.size(i + 1);
+      continue;
+    }
+    if (i == 3 ? stride != 1 : stride <= 0 || stride * bytes % 16 != 0) return std::nullopt;
+    s[static_cast<std::size_t>(i)] = stride;
+  }
+  return s;
+}
+
+// The Buffers of the inputs `ts` (q, k, v, then out and grad_out in the backward) whose
+// strides are `strides`: each row-aligned view is offered to the backend as it stands
+// (AttentionOps::reads_views); if the backend declines, or for any other non-contiguous
+// input, the input is made dense (Tensor::buffer) and its strides are the row-major ones
+// already in `d`. PyTorch's attention kernels read such views too, so the GPT's q, k, v
+// (permuted slices of one projection) cost no copy where cuDNN runs.
+std::vector<Buffer> input_buffers(AttentionDesc& d, bool backward, const std::vector<const Tensor*>& ts,
+                                  const std::vector<AttentionStrides*>& strides) {
+  const AttentionDesc dense = d;
+  std::vector<bool> as_view(ts.size(), false);
+  bool any = false;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (const auto s = row_aligned_view(*ts[i])) {
+      *strides[i] = *s;
+      as_view[i] = any = true;
+    }
+  }
+  if (any && !backend(ts[0]->device()).attention_ops().reads_views(d, backward, ts[0]->device())) {
+    d = dense;
+    as_view.assign(ts.size(), false);
+  }
+  std::vector<Buffer> buffers;
+  buffers.reserve(ts.size());
+  for (std::size_t i = 0; i < ts.size(); ++i)
+    buffers.push_back(as_view[i] ? frontend::strided_buffer(*ts[i]) : ts[i]->buffer());
+  return buffers;
+}
+
 }  // namespace
 
 AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, const Tensor& v,
                                              const AttentionOptions& options) {
   const char* op = "scaled_dot_product_attention";
-  const AttentionDesc d = describe(op, q, k, v, options);
+  AttentionDesc d = describe(op, q, k, v, options);
   AttentionResult r;
   r.out = allocate({d.batch, d.heads_q, d.seq_q, d.value_dim}, d.dtype, q.device());
   r.logsumexp = allocate({d.batch, d.heads_q, d.seq_q}, lse_dtype(d.dtype), q.device());
   if (d.batch * d.heads_q * d.seq_q == 0) return r;
   const Buffer mask = options.mask ? options.mask->buffer() : Buffer{};
-  backend(q.device()).attention_ops().forward(d, q.buffer(), k.buffer(), v.buffer(), mask, r.out.buffer(),
-                                              r.logsumexp.buffer());
+  const std::vector<Buffer> in = input_buffers(d, false, {&q, &k, &v}, {&d.q_strides, &d.k_strides, &d.v_strides});
+  backend(q.device()).attention_ops().forward(d, in[0], in[1], in[2], mask, r.out.buffer(), r.logsumexp.buffer());
   return r;
 }
 
@@ -96,7 +156,7 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, con
                                                      const Tensor& v, const Tensor& out, const Tensor& logsumexp,
                                                      const AttentionOptions& options) {
   const char* op = "scaled_dot_product_attention_backward";
-  const AttentionDesc d = describe(op, q, k, v, options);
+  AttentionDesc d = describe(op, q, k, v, options);
   frontend::check_defined(op, {&grad_out, &out, &logsumexp});
   frontend::check_same_device(op, {&q, &grad_out, &out, &logsumexp});
   frontend::check_same_dtype(op, {&q, &grad_out, &out});
@@ -113,8 +173,11 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, con
   g.dv = allocate(v.shape(), d.dtype, q.device());
   if (g.dq.numel() + g.dk.numel() + g.dv.numel() == 0) return g;
   const Buffer mask = options.mask ? options.mask->buffer() : Buffer{};
-  backend(q.device()).attention_ops().backward(d, grad_out.buffer(), q.buffer(), k.buffer(), v.buffer(), out.buffer(),
-                                               logsumexp.buffer(), mask, g.dq.buffer(), g.dk.buffer(), g.dv.buffer());
+  const std::vector<Buffer> in =
+      input_buffers(d, true, {&q, &k, &v, &out, &grad_out},
+                    {&d.q_strides, &d.k_strides, &d.v_strides, &d.out_strides, &d.grad_out_strides});
+  backend(q.device()).attention_ops().backward(d, in[4], in[0], in[1], in[2], in[3], logsumexp.buffer(), mask,
+                                               g.dq.buffer(), g.dk.buffer(), g.dv.buffer());
   return g;
 }
 

@@ -1,7 +1,9 @@
 // The backend interface of scaled dot-product attention (ferrite/nn.hpp). A backend hands it
 // out through Backend::attention_ops(); each backend implements it in its own files
-// (src/cpu/attention/, src/cuda/attention/). Like Backend, it receives validated, dense
-// row-major Buffers from the front end and may only assert.
+// (src/cpu/attention/, src/cuda/attention/). Like Backend, it receives validated Buffers from
+// the front end and may only assert: dense row-major ones, except that q, k, v (and in the
+// backward out and grad_out) may be views read through their strides when the backend said
+// it takes them (AttentionOps::reads_views). Outputs are always dense.
 #pragma once
 
 #include <array>
@@ -13,6 +15,14 @@
 namespace ferrite {
 
 enum class AttentionMaskKind : std::uint8_t { None, Bool, Additive };
+
+/// Element strides of one 4-D attention operand over its dims [batch, heads, seq, head dim].
+using AttentionStrides = std::array<std::int64_t, 4>;
+
+/// The row-major strides of [n0, n1, n2, n3].
+constexpr AttentionStrides dense_attention_strides(std::int64_t n1, std::int64_t n2, std::int64_t n3) {
+  return {n1 * n2 * n3, n2 * n3, n3, 1};
+}
 
 /// One attention problem. q [batch, heads_q, seq_q, head_dim], k [batch, heads_kv, seq_k,
 /// head_dim], v [batch, heads_kv, seq_k, value_dim], out [batch, heads_q, seq_q, value_dim],
@@ -28,8 +38,23 @@ struct AttentionDesc {
   AttentionMaskKind mask = AttentionMaskKind::None;
   /// Element strides of the mask over [batch, heads_q, seq_q, seq_k]; 0 where broadcast.
   std::array<std::int64_t, 4> mask_strides{};
+  /// Element strides of q, k, v and (backward) out and grad_out, relative to each Buffer's
+  /// data(). Row-major unless the front end passes views (AttentionOps::reads_views): then
+  /// the head-dim stride is 1, every other stride of a dim longer than 1 is a positive
+  /// multiple of 16 bytes (a dim of extent 1 has its row-major stride over the inner dims'
+  /// strides), and each view's first element is 16-byte aligned. The forward ignores
+  /// out_strides and grad_out_strides (kept row-major).
+  AttentionStrides q_strides{}, k_strides{}, v_strides{}, out_strides{}, grad_out_strides{};
 
   std::int64_t group() const { return heads_kv > 0 ? heads_q / heads_kv : 1; }
+  /// Whether every operand's strides are the row-major ones.
+  bool dense() const {
+    return q_strides == dense_attention_strides(heads_q, seq_q, head_dim) &&
+           k_strides == dense_attention_strides(heads_kv, seq_k, head_dim) &&
+           v_strides == dense_attention_strides(heads_kv, seq_k, value_dim) &&
+           out_strides == dense_attention_strides(heads_q, seq_q, value_dim) &&
+           grad_out_strides == dense_attention_strides(heads_q, seq_q, value_dim);
+  }
 };
 
 class AttentionOps {
@@ -37,6 +62,16 @@ class AttentionOps {
   virtual ~AttentionOps() = default;
   /// Whether attention runs for inputs of `dtype` on this backend.
   virtual bool supports(DType dtype) const = 0;
+  /// Whether forward (backward: false/true) reads its inputs through desc's strides as given,
+  /// on `device`. The front end asks only when some input is a view (desc.dense() is false);
+  /// on false it makes every view dense (Tensor::buffer) and passes row-major strides. A
+  /// backend that says true must run that call without copying the views. Default: never.
+  virtual bool reads_views(const AttentionDesc& desc, bool backward, Device device) {
+    (void)desc;
+    (void)backward;
+    (void)device;
+    return false;
+  }
   /// out and logsumexp from q, k, v (mask is an empty Buffer when desc.mask is None).
   virtual void forward(const AttentionDesc& desc, const Buffer& q, const Buffer& k, const Buffer& v,
                        const Buffer& mask, const Buffer& out, const Buffer& logsumexp) = 0;

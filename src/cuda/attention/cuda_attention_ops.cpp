@@ -7,6 +7,9 @@
 //    Bool and additive masks (fully masked rows), other head dims, shapes cuDNN declines.
 // Forward and backward choose independently: both routes read and write the same out and
 // logsumexp (natural log of the scaled scores), so either backward takes either forward's.
+// Inputs that are views (q/k/v permuted out of one projection) are read in place by cuDNN
+// only: reads_views says yes exactly when cuDNN has a plan for the call with those strides;
+// the own kernels always get dense inputs (the front end copies them).
 // The own backward's per-row scratch and cuDNN's work area come from the device pool.
 #include <cstdint>
 #include <initializer_list>
@@ -16,6 +19,7 @@
 #include "cuda/cuda_families.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
+#include "ferrite/error.hpp"
 
 namespace ferrite::cuda {
 namespace {
@@ -28,10 +32,32 @@ bool aligned16(std::initializer_list<const void*> pointers) {
   return true;
 }
 
+// Causal grouped-query backward stays on the own kernels: on the H200 run of f9e7727 cuDNN
+// 9.14's dv for B=2, Hq=8, Hkv=2, S=200, D=128 BF16 causal differed from the CPU backend by
+// 18% (key 0 of batch 1) while the own kernels matched (CudnnAttention.BothRoutesAgree...).
+bool cudnn_backward_allowed(const AttentionDesc& desc) { return !(desc.causal && desc.heads_q != desc.heads_kv); }
+
+// The own kernels index dense row-major operands. A view reaches them only if cuDNN declined a
+// call that reads_views accepted, which its cached plan rules out: say so rather than read
+// the wrong elements.
+void check_dense(const AttentionDesc& desc, const char* op) {
+  FERRITE_CHECK(desc.dense(), Unsupported, op, ": cuDNN declined strided inputs it had accepted; the own kernels ",
+                "take dense inputs only");
+}
+
 class CudaAttentionOps final : public AttentionOps {
  public:
   bool supports(DType dtype) const override {
     return dtype == DType::F32 || dtype == DType::F64 || dtype == DType::F16 || dtype == DType::BF16;
+  }
+
+  // The front end guarantees the views' alignment (attention_ops.hpp); whether cuDNN plans
+  // the graph with these strides is settled here, once per problem (the graph is cached), so
+  // forward/backward below never meet a view they cannot run.
+  bool reads_views(const AttentionDesc& desc, bool backward, Device device) override {
+    if (!cudnn_sdpa::eligible(desc) || (backward && !cudnn_backward_allowed(desc))) return false;
+    DeviceGuard guard(device.index);
+    return cudnn_sdpa::plans(desc, backward, device.index, DeviceContext::get(device.index).current_stream());
   }
 
   void forward(const AttentionDesc& desc, const Buffer& q, const Buffer& k, const Buffer& v, const Buffer& mask,
@@ -49,6 +75,7 @@ class CudaAttentionOps final : public AttentionOps {
     if (cudnn_sdpa::eligible(desc) && aligned16({p.q, p.k, p.v, p.result, p.logsumexp}) &&
         cudnn_sdpa::forward(desc, p, device, stream))
       return;
+    check_dense(desc, "scaled_dot_product_attention");
     attention::forward(desc, p, stream);
   }
 
@@ -69,14 +96,11 @@ class CudaAttentionOps final : public AttentionOps {
     p.dq = dq.data();
     p.dk = dk.data();
     p.dv = dv.data();
-    // Causal grouped-query backward stays on the own kernels: on the H200 run of f9e7727 cuDNN
-    // 9.14's dv for B=2, Hq=8, Hkv=2, S=200, D=128 BF16 causal differed from the CPU backend by
-    // 18% (key 0 of batch 1) while the own kernels matched (CudnnAttention.BothRoutesAgree...).
-    const bool causal_gqa = desc.causal && desc.heads_q != desc.heads_kv;
-    if (!causal_gqa && cudnn_sdpa::eligible(desc) &&
+    if (cudnn_backward_allowed(desc) && cudnn_sdpa::eligible(desc) &&
         aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv}) &&
         cudnn_sdpa::backward(desc, p, device, stream))
       return;
+    check_dense(desc, "scaled_dot_product_attention_backward");
     shape::Scratch delta(device, attention::delta_bytes(desc), stream);
     p.delta = delta.as<void>();
     attention::backward(desc, p, stream);

@@ -1,7 +1,10 @@
 // cuDNN's fused SDPA for F16/BF16 through the cuDNN frontend's graph API (cudnn_sdpa.hpp).
 //
-// One graph per problem: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] and out
-// [B, Hq, Sq, Dv] dense row-major (strides from the dims), the F32 Stats [B, Hq, Sq, 1]
+// One graph per problem: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (and in the
+// backward out and dO [B, Hq, Sq, Dv]) with the strides the description gives (row-major, or
+// those of views such as q/k/v permuted out of one [B, S, 3, H, D] projection: cuDNN reads
+// any BHSD strides with a unit head-dim stride and 16-byte-aligned rows), out, dq, dk, dv
+// dense row-major, the F32 Stats [B, Hq, Sq, 1]
 // being exactly ferrite's logsumexp (natural log of sum exp of the scaled scores: cuDNN's
 // default, stats_use_log2 left off); grouped-query attention is cuDNN's own (k/v with fewer
 // heads); causal is cuDNN's diagonal band with right bound 0 aligned TOP_LEFT, i.e. key j is
@@ -24,6 +27,7 @@
 #include <cudnn_frontend.h>
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cmath>
 #include <exception>
@@ -57,7 +61,9 @@ struct Key {
   bool causal;
   std::uint32_t scale_bits;  // the float cuDNN is given
   bool backward;
-  auto tie() const { return std::tie(dtype, b, hq, hkv, sq, sk, d, dv, causal, scale_bits, backward); }
+  // q, k, v and (backward only; zeros in a forward key) out and dO.
+  std::array<AttentionStrides, 5> strides;
+  auto tie() const { return std::tie(dtype, b, hq, hkv, sq, sk, d, dv, causal, scale_bits, backward, strides); }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
@@ -98,18 +104,29 @@ DeviceState& state_of(int device) {
 fe::DataType_t io_type(DType d) { return d == DType::F16 ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16; }
 
 Key key_of(const AttentionDesc& d, bool backward) {
-  return {d.dtype,  d.batch,  d.heads_q, d.heads_kv, d.seq_q, d.seq_k, d.head_dim, d.value_dim, d.causal,
-          std::bit_cast<std::uint32_t>(static_cast<float>(d.scale)), backward};
+  const AttentionStrides none{};
+  return {d.dtype,
+          d.batch,
+          d.heads_q,
+          d.heads_kv,
+          d.seq_q,
+          d.seq_k,
+          d.head_dim,
+          d.value_dim,
+          d.causal,
+          std::bit_cast<std::uint32_t>(static_cast<float>(d.scale)),
+          backward,
+          {d.q_strides, d.k_strides, d.v_strides, backward ? d.out_strides : none, backward ? d.grad_out_strides : none}};
 }
 
-// A dense row-major 4-D tensor of the graph.
-TensorPtr dense(fe::graph::Graph& g, const char* name, Uid uid, std::int64_t n0, std::int64_t n1, std::int64_t n2,
-                std::int64_t n3) {
+// An input 4-D tensor of the graph with the description's strides.
+TensorPtr input(fe::graph::Graph& g, const char* name, Uid uid, std::int64_t n0, std::int64_t n1, std::int64_t n2,
+                std::int64_t n3, const AttentionStrides& strides) {
   return g.tensor(fe::graph::Tensor_attributes()
                       .set_name(name)
                       .set_uid(uid)
                       .set_dim({n0, n1, n2, n3})
-                      .set_stride({n1 * n2 * n3, n2 * n3, n3, 1}));
+                      .set_stride({strides[0], strides[1], strides[2], strides[3]}));
 }
 
 void set_dense(const TensorPtr& t, Uid uid, std::int64_t n0, std::int64_t n1, std::int64_t n2, std::int64_t n3) {
@@ -134,9 +151,9 @@ std::shared_ptr<fe::graph::Graph> new_graph(const AttentionDesc& d) {
 
 std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionDesc& d, fe::AttentionImplementation_t impl) {
   auto g = new_graph(d);
-  const TensorPtr q = dense(*g, "q", kQ, d.batch, d.heads_q, d.seq_q, d.head_dim);
-  const TensorPtr k = dense(*g, "k", kK, d.batch, d.heads_kv, d.seq_k, d.head_dim);
-  const TensorPtr v = dense(*g, "v", kV, d.batch, d.heads_kv, d.seq_k, d.value_dim);
+  const TensorPtr q = input(*g, "q", kQ, d.batch, d.heads_q, d.seq_q, d.head_dim, d.q_strides);
+  const TensorPtr k = input(*g, "k", kK, d.batch, d.heads_kv, d.seq_k, d.head_dim, d.k_strides);
+  const TensorPtr v = input(*g, "v", kV, d.batch, d.heads_kv, d.seq_k, d.value_dim, d.v_strides);
   auto options = fe::graph::SDPA_attributes()
                      .set_name("sdpa")
                      .set_generate_stats(true)
@@ -152,11 +169,11 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionDesc& d, fe::Atte
 
 std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
   auto g = new_graph(d);
-  const TensorPtr q = dense(*g, "q", kQ, d.batch, d.heads_q, d.seq_q, d.head_dim);
-  const TensorPtr k = dense(*g, "k", kK, d.batch, d.heads_kv, d.seq_k, d.head_dim);
-  const TensorPtr v = dense(*g, "v", kV, d.batch, d.heads_kv, d.seq_k, d.value_dim);
-  const TensorPtr o = dense(*g, "o", kO, d.batch, d.heads_q, d.seq_q, d.value_dim);
-  const TensorPtr dout = dense(*g, "do", kDO, d.batch, d.heads_q, d.seq_q, d.value_dim);
+  const TensorPtr q = input(*g, "q", kQ, d.batch, d.heads_q, d.seq_q, d.head_dim, d.q_strides);
+  const TensorPtr k = input(*g, "k", kK, d.batch, d.heads_kv, d.seq_k, d.head_dim, d.k_strides);
+  const TensorPtr v = input(*g, "v", kV, d.batch, d.heads_kv, d.seq_k, d.value_dim, d.v_strides);
+  const TensorPtr o = input(*g, "o", kO, d.batch, d.heads_q, d.seq_q, d.value_dim, d.out_strides);
+  const TensorPtr dout = input(*g, "do", kDO, d.batch, d.heads_q, d.seq_q, d.value_dim, d.grad_out_strides);
   const TensorPtr stats = g->tensor(fe::graph::Tensor_attributes().set_name("stats"));
   set_stats(stats, d);
   auto options = fe::graph::SDPA_backward_attributes()
@@ -234,13 +251,15 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
 }
 
 // The cached graph of `d`, built on a miss (under the device's mutex, so each problem is
-// built once however many threads ask for it).
-std::shared_ptr<Slot> lookup(DeviceState& s, const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
+// built once however many threads ask for it). `count_hit`: whether finding it counts as a
+// hit (not for plans(), which the front end's reads_views asks before the call itself).
+std::shared_ptr<Slot> lookup(DeviceState& s, const AttentionDesc& d, bool backward, cudnnHandle_t handle,
+                             bool count_hit = true) {
   std::lock_guard<std::mutex> lock(s.mutex);
   const Key key = key_of(d, backward);
   auto it = s.graphs.find(key);
   if (it != s.graphs.end()) {
-    ++s.hits;
+    if (count_hit) ++s.hits;
     return it->second;
   }
   ++s.misses;
@@ -291,7 +310,29 @@ bool eligible(const AttentionDesc& d) {
   const std::int64_t query_side = d.batch * d.heads_q * d.seq_q * std::max(d.head_dim, d.value_dim);
   const std::int64_t key_side = d.batch * d.heads_kv * d.seq_k * std::max(d.head_dim, d.value_dim);
   if (std::max(query_side, key_side) >= kLimit) return false;
+  // Strides (row-major ones pass): cuDNN requires a unit head-dim stride and moves rows with
+  // 16-byte vector loads and TMA (its frontend rejects other strides of dims longer than 1,
+  // sdpa_support_surface.h); negative and zero (expanded) strides are left to the dense copy.
+  // A view's span (its last element + 1) stays inside the 32-bit offsets as tensors do.
+  auto fits = [&](const AttentionStrides& st, std::int64_t n1, std::int64_t n2, std::int64_t n3) {
+    const std::array<std::int64_t, 4> n = {d.batch, n1, n2, n3};
+    if (st[3] != 1) return false;
+    std::int64_t span = 1;
+    for (std::size_t i = 0; i < 4; ++i) {
+      if (n[i] > 1 && (st[i] <= 0 || (i < 3 && st[i] % 8 != 0))) return false;
+      span += (n[i] - 1) * st[i];
+    }
+    return span < kLimit;
+  };
+  if (!fits(d.q_strides, d.heads_q, d.seq_q, d.head_dim) || !fits(d.k_strides, d.heads_kv, d.seq_k, d.head_dim) ||
+      !fits(d.v_strides, d.heads_kv, d.seq_k, d.value_dim) || !fits(d.out_strides, d.heads_q, d.seq_q, d.value_dim) ||
+      !fits(d.grad_out_strides, d.heads_q, d.seq_q, d.value_dim))
+    return false;
   return std::isfinite(static_cast<float>(d.scale));
+}
+
+bool plans(const AttentionDesc& d, bool backward, int device, cudaStream_t stream) {
+  return lookup(state_of(device), d, backward, cudnn_handle(device, stream), false)->graph.graph != nullptr;
 }
 
 bool forward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
@@ -334,6 +375,7 @@ namespace ferrite::cuda::cudnn_sdpa {
 
 bool compiled() { return false; }
 bool eligible(const AttentionDesc&) { return false; }
+bool plans(const AttentionDesc&, bool, int, cudaStream_t) { return false; }
 bool forward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }
 bool backward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }
 CacheInfo cache_info(int) { return {}; }

@@ -24,9 +24,16 @@ bool compiled();
 /// Whether `desc` is a problem cuDNN's SDPA computes with ferrite's semantics, judged from the
 /// description alone: F16/BF16, no mask (causal allowed: both top-left aligned, and a
 /// top-left causal row always sees key 0, so no row is fully masked), every extent >= 1, head
-/// dims multiples of 8 up to 256, tensors below 2^31 elements. Whether cuDNN has a plan on
-/// this device is only known when the graph is built (forward/backward return false then).
+/// dims multiples of 8 up to 256, tensors below 2^31 elements, and operand strides cuDNN
+/// takes (head-dim stride 1, the others positive multiples of 8 elements where the extent
+/// exceeds 1, each view spanning below 2^31 elements). Whether cuDNN has a plan on this
+/// device is only known when the graph is built (forward/backward return false then).
 bool eligible(const AttentionDesc& desc);
+
+/// Whether cuDNN has a plan for the forward (backward) of the eligible `desc` on `device`,
+/// building and caching its graph on first use (a cache miss, as forward/backward count it;
+/// finding it is not counted as a hit). forward/backward then run it.
+bool plans(const AttentionDesc& desc, bool backward, int device, cudaStream_t stream);
 
 /// out and logsumexp through cuDNN on `stream` (the caller has made `device` current).
 /// Returns false, having queued nothing, when cuDNN has no plan for this problem on this
