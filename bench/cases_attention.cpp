@@ -37,6 +37,34 @@ void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const s
                    false, attention_flops(b, h, s, s, d, causal, 5)});
 }
 
+// The GPT's attention (examples/gpt/attention.cpp) at gpt2-small's shape, B=16, H=12, T=1024,
+// D=64, BF16 causal: q, k, v permuted views of one [B, T, 3, H, D] projection and grad_out a
+// view of [B, T, H, D] (`name`_views_*, read in place by cuDNN), and the same values made
+// contiguous once (`name`_dense_*): the pair shows what the views cost or save.
+void add_projection_views(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name,
+                          std::int64_t b, std::int64_t h, std::int64_t t, std::int64_t d, unsigned seed) {
+  const std::string shape = "B=" + std::to_string(b) + " H=" + std::to_string(h) + " T=" + std::to_string(t) +
+                            " D=" + std::to_string(d) + " causal";
+  const auto qkv = ctx.random({b, t, 3, h, d}, DType::BF16, seed);
+  const auto dy = ctx.random({b, t, h, d}, DType::BF16, seed + 1);
+  const Tensor heads = qkv->permute({2, 0, 3, 1, 4});
+  const nn::AttentionOptions o{.causal = true};
+  for (const bool views : {true, false}) {
+    auto view = [&](const Tensor& x) { return std::make_shared<Tensor>(views ? x : x.contiguous()); };
+    auto q = view(heads.select(0, 0)), k = view(heads.select(0, 1)), v = view(heads.select(0, 2));
+    auto go = view(dy->permute({0, 2, 1, 3}));
+    ctx.keep->insert(ctx.keep->end(), {q, k, v, go});
+    const std::string case_name = name + (views ? "_views" : "_dense");
+    cases.push_back({case_name + "_fwd", shape, 0, [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, o); },
+                     false, attention_flops(b, h, t, t, d, true, 2)});
+    auto fwd = std::make_shared<nn::AttentionResult>(nn::scaled_dot_product_attention(*q, *k, *v, o));
+    ctx.keep->push_back(fwd);
+    cases.push_back({case_name + "_bwd", shape, 0,
+                     [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, o); },
+                     false, attention_flops(b, h, t, t, d, true, 5)});
+  }
+}
+
 void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   const bool full = ctx.full_size();
   for (DType dtype : {DType::BF16, DType::F16, DType::F32}) {
@@ -54,6 +82,7 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   // backward runs on the own kernels (src/cuda/attention/cudnn_sdpa.cpp) and would take seconds.
   add_problem(ctx, cases, "sdpa_bf16_s16k_causal", DType::BF16, 1, full ? 32 : 2, full ? 16384 : 64, 128, true, true,
               49);
+  add_projection_views(ctx, cases, "sdpa_bf16_gpt2_qkv", full ? 16 : 1, full ? 12 : 2, full ? 1024 : 64, 64, 53);
   // Decoding: one new query against a KV cache, grouped-query heads 32/8.
   const std::int64_t db = full ? 64 : 2, dk = full ? 8192 : 128, d = 128;
   auto q = ctx.random({db, 32, 1, d}, DType::BF16, 35);

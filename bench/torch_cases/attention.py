@@ -41,6 +41,25 @@ def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand):
     out.append(Case(name + "_bwd", bwd, flops=_flops(b, h, s, s, d, causal, 5)))
 
 
+def _projection_views(out, name, b, h, t, d, rand):
+    # Twin of add_projection_views: q, k, v permuted views of one [B, T, 3, H, D] projection,
+    # grad_out a view of [B, T, H, D] (_views), and the same values contiguous (_dense).
+    heads = rand(b, t, 3, h, d, dtype=torch.bfloat16).permute(2, 0, 3, 1, 4)
+    dy = rand(b, t, h, d, dtype=torch.bfloat16).permute(0, 2, 1, 3)
+    for views in (True, False):
+        q, k, v, go = (x if views else x.contiguous() for x in (heads[0], heads[1], heads[2], dy))
+        case = name + ("_views" if views else "_dense")
+        out.append(Case(case + "_fwd", lambda q=q, k=k, v=v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+                        flops=_flops(b, h, t, t, d, True, 2)))
+        qg, kg, vg = (x.detach().requires_grad_() for x in (q, k, v))
+        o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=True)
+
+        def bwd(o=o, qg=qg, kg=kg, vg=vg, go=go):
+            return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
+
+        out.append(Case(case + "_bwd", bwd, flops=_flops(b, h, t, t, d, True, 5)))
+
+
 def cases(quick):
     dev = torch.device("cuda")
     full = not quick
@@ -62,6 +81,7 @@ def cases(quick):
     _problem(out, "sdpa_bf16_d256", torch.bfloat16, b, h, s, 256, False, False, rand)
     _problem(out, "sdpa_bf16_s16k_causal", torch.bfloat16, 1, 32 if full else 2, 16384 if full else 64, 128, True,
              True, rand)  # forward only, as ferrite's twin
+    _projection_views(out, "sdpa_bf16_gpt2_qkv", *((16, 12, 1024) if full else (1, 2, 64)), 64, rand)
     d = 128
     db, dk = (64, 8192) if full else (2, 128)
     q = rand(db, 32, 1, d, dtype=torch.bfloat16)

@@ -8,11 +8,13 @@ namespace ferrite::gpt {
 Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& cache) {
   const std::int64_t b = qkv.size(0), t = qkv.size(1), c = qkv.size(2) / 3;
   const std::int64_t hd = c / n_head;
-  // [B, T, 3, heads, hd] -> [3, B, heads, T, hd]: views; contiguous() copies each.
+  // [B, T, 3, heads, hd] -> [3, B, heads, T, hd]: views of qkv, passed as they are. cuDNN's
+  // attention (F16/BF16 on the GPU) reads them in place, as PyTorch's SDPA does; the other
+  // routes copy them densely inside the call (so the cache keeps qkv alive, not copies).
   const Tensor heads = qkv.view({b, t, 3, n_head, hd}).permute({2, 0, 3, 1, 4});
-  cache.q = heads.select(0, 0).contiguous();
-  cache.k = heads.select(0, 1).contiguous();
-  cache.v = heads.select(0, 2).contiguous();
+  cache.q = heads.select(0, 0);
+  cache.k = heads.select(0, 1);
+  cache.v = heads.select(0, 2);
   nn::AttentionResult result = nn::scaled_dot_product_attention(cache.q, cache.k, cache.v, {.causal = true});
   cache.out = result.out;
   cache.logsumexp = result.logsumexp;
@@ -22,7 +24,8 @@ Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& 
 
 Tensor causal_attention_backward(const Tensor& grad, const AttentionCache& cache) {
   const std::int64_t b = cache.q.size(0), n_head = cache.q.size(1), t = cache.q.size(2), hd = cache.q.size(3);
-  const Tensor dy = grad.view({b, t, n_head, hd}).permute({0, 2, 1, 3}).contiguous();
+  // [B, T, heads, hd] -> [B, heads, T, hd]: a view, read in place where the forward's are.
+  const Tensor dy = grad.view({b, t, n_head, hd}).permute({0, 2, 1, 3});
   const nn::AttentionGrads g = nn::scaled_dot_product_attention_backward(dy, cache.q, cache.k, cache.v, cache.out,
                                                                        cache.logsumexp, {.causal = true});
   // [3, B, heads, T, hd] -> [B, T, 3, heads, hd], the layout of qkv.

@@ -10,7 +10,7 @@ namespace ferrite::gpt {
 
 /// What the backward pass needs from the forward pass.
 struct AttentionCache {
-  Tensor q, k, v;    // [B, heads, T, head_dim], in the dtype attention runs in
+  Tensor q, k, v;    // [B, heads, T, head_dim] views of the qkv projection, in the dtype attention runs in
   Tensor out;        // [B, heads, T, head_dim], the same dtype
   Tensor logsumexp;  // [B, heads, T], F32 (F64 for F64 activations)
 };

@@ -1,10 +1,13 @@
 // Scaled dot-product attention on the GPU beyond the conformance suite: cuDNN's route
 // (src/cuda/attention/cudnn_sdpa.hpp, an internal header: the graph cache is not public API)
 // builds a graph once per problem, takes the benchmark's shapes, and leaves masked problems
-// to the own kernels; cuDNN's results agree with the own kernels'; host threads running
+// to the own kernels; it reads q/k/v views in place with the dense inputs' bits; cuDNN's
+// results agree with the own kernels'; host threads running
 // attention at once share the graphs and get the single thread's bits.
 #include <gtest/gtest.h>
 
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance/conformance.hpp"
@@ -157,6 +160,59 @@ TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
       EXPECT_EQ(conformance::compare(g.dq, ref_g.dq, {3e-2, 1e-2}), "") << route << " dq, causal " << causal;
       EXPECT_EQ(conformance::compare(g.dk, ref_g.dk, {3e-2, 1e-2}), "") << route << " dk, causal " << causal;
       EXPECT_EQ(conformance::compare(g.dv, ref_g.dv, {3e-2, 1e-2}), "") << route << " dv, causal " << causal;
+    }
+  }
+}
+
+// q, k, v permuted out of one [B, T, 3, H, D] projection and grad_out out of [B, T, H, D], as
+// the GPT makes them (examples/gpt/attention.cpp): cuDNN reads the views in place, through
+// graphs declared with their strides (two more graphs, all planned), and the results are the
+// dense inputs' bit for bit (the same computation with other strides). F32 runs on the own
+// kernels, which get dense copies: same bits, no graph.
+TEST_F(CudnnAttention, PermutedProjectionViewsRunWithoutCopies) {
+  const Device gpu = Device::cuda(0);
+  const std::int64_t b = 2, t = 96, h = 4, d = 64;
+  auto bytes = [](const Tensor& x) { return x.to(Device::cpu()).to_bytes(); };
+  for (const DType dtype : {DType::BF16, DType::F16, DType::F32}) {
+    for (const bool causal : {false, true}) {
+      SCOPED_TRACE(std::string(dtype_name(dtype)) + (causal ? " causal" : ""));
+      sdpa::clear_cache(0);
+      random::Generator generator(99, gpu);
+      const Tensor qkv = random::randn({b, t, 3, h, d}, DType::F32, gpu, &generator).to(dtype);
+      const Tensor heads = qkv.permute({2, 0, 3, 1, 4});
+      const Tensor q = heads.select(0, 0), k = heads.select(0, 1), v = heads.select(0, 2);
+      const Tensor grad_out =
+          random::randn({b, t, h, d}, DType::F32, gpu, &generator).to(dtype).permute({0, 2, 1, 3});
+      ASSERT_FALSE(q.is_contiguous());
+      ASSERT_FALSE(grad_out.is_contiguous());
+      const nn::AttentionOptions o{.causal = causal};
+      const Tensor qd = q.contiguous(), kd = k.contiguous(), vd = v.contiguous(), gd = grad_out.contiguous();
+      const auto fd = nn::scaled_dot_product_attention(qd, kd, vd, o);
+      const auto bd = nn::scaled_dot_product_attention_backward(gd, qd, kd, vd, fd.out, fd.logsumexp, o);
+      const auto fv = nn::scaled_dot_product_attention(q, k, v, o);
+      const auto bv = nn::scaled_dot_product_attention_backward(grad_out, q, k, v, fv.out, fv.logsumexp, o);
+      const sdpa::CacheInfo info = sdpa::cache_info(0);
+      if (dtype == DType::F32) {
+        EXPECT_EQ(info.size, 0u);
+      } else {
+        // Dense forward and backward, then the views' forward and backward: four graphs, each
+        // built once (the views' by reads_views, which counts no hit) and run once.
+        EXPECT_EQ(info.size, 4u);
+        EXPECT_EQ(info.misses, 4);
+        EXPECT_EQ(info.hits, 2);
+        EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
+      }
+      const std::vector<std::pair<const char*, std::pair<Tensor, Tensor>>> results = {
+          {"out", {fv.out, fd.out}}, {"logsumexp", {fv.logsumexp, fd.logsumexp}},
+          {"dq", {bv.dq, bd.dq}},    {"dk", {bv.dk, bd.dk}},
+          {"dv", {bv.dv, bd.dv}}};
+      for (const auto& [name, pair] : results) {
+        EXPECT_TRUE(pair.first.is_contiguous()) << name;
+        EXPECT_TRUE(bytes(pair.first) == bytes(pair.second))
+            << name << " from views differs from the dense inputs' (within the usual tolerance: \""
+            << conformance::compare(pair.first.to(Device::cpu()), pair.second.to(Device::cpu()), {3e-2, 1e-2})
+            << "\", empty when within)";
+      }
     }
   }
 }
