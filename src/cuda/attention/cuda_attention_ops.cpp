@@ -25,7 +25,8 @@ namespace ferrite::cuda {
 namespace {
 
 // cuDNN's kernels move q/k/v/out with 16-byte vector loads; the front end's dense Buffers
-// start on that grid (Tensor::buffer), checked here so no route depends on it silently.
+// (Tensor::buffer) and the views it passes (attention_ops.hpp) start on that grid, checked
+// here so no route depends on it silently.
 bool aligned16(std::initializer_list<const void*> pointers) {
   for (const void* p : pointers)
     if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;

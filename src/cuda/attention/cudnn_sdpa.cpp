@@ -220,6 +220,11 @@ std::int64_t operand_bytes(const AttentionDesc& d) {
 // some (no SDPA implementation fits): both mean "no plan", never an error of the call.
 Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
   Graph result;
+  // cuDNN before 9.5.1 assumes dO has O's strides (PyTorch copies dO to O's layout there).
+  if (backward && d.out_strides != d.grad_out_strides && cudnnGetVersion() < 90501) {
+    result.why_not = "cuDNN " + std::to_string(cudnnGetVersion()) + " needs dO strides equal to O's (9.5.1+ does not)";
+    return result;
+  }
   // The forward first as the composite node (what PyTorch's cuDNN attention runs), then
   // whatever the frontend selects itself.
   const std::vector<fe::AttentionImplementation_t> impls =
