@@ -22,6 +22,10 @@ struct Spec {
   int mask = 0;  // 0 none, 1 Bool [sq, sk] with row 1 all false, 2 additive [b, hq, sq, sk] with an -inf row,
                  // 3 Bool [b, 1, 1, sk]
   double scale = std::nan("");
+  // q, k, v passed as the GPT makes them: permuted views of one [B, S, 3, H, D] projection,
+  // grad_out a view of [B, S, H, D] (needs hq == hkv, sq == sk, d == dv); cuDNN reads such
+  // views in place (docs/families/nn.md, "Strided inputs"), the other routes copy them.
+  bool qkv_views = false;
 };
 
 const std::vector<Spec>& specs() {
@@ -54,6 +58,8 @@ const std::vector<Spec>& specs() {
       {"cudnn_decode_gqa4_d128", 2, 8, 2, 1, 300, 128, 128},
       {"cudnn_decode_causal_d64", 1, 2, 2, 1, 64, 64, 64, true},
       {"cudnn_dv_ne_d_scale", 1, 2, 2, 33, 47, 64, 32, false, 0, 0.05},
+      {"cudnn_qkv_views_causal_d64", 2, 4, 4, 96, 96, 64, 64, true, 0, std::nan(""), true},
+      {"cudnn_qkv_views_d128", 1, 2, 2, 40, 40, 128, 128, false, 0, std::nan(""), true},
   };
   return s;
 }
@@ -85,7 +91,7 @@ std::vector<Case> attention_cases(DType dtype, Rng& rng) {
                 random({s.b, s.hkv, s.sk, s.dv}, dtype, rng, -1, 1),
                 random({s.b, s.hq, s.sq, s.dv}, dtype, rng, -1, 1)};
     if (s.mask) c.inputs.push_back(random_mask(s, dtype, rng));
-    c.ints = {s.causal ? 1 : 0};
+    c.ints = {s.causal ? 1 : 0, s.qkv_views ? 1 : 0};
     c.reals = {s.scale};
     cases.push_back(std::move(c));
   }
@@ -102,9 +108,18 @@ nn::AttentionOptions options_of(const Case& c) {
 
 std::vector<Tensor> run_attention(const Case& c) {
   const nn::AttentionOptions o = options_of(c);
-  const auto fwd = nn::scaled_dot_product_attention(c.inputs[0], c.inputs[1], c.inputs[2], o);
-  const auto g = nn::scaled_dot_product_attention_backward(c.inputs[3], c.inputs[0], c.inputs[1], c.inputs[2], fwd.out,
-                                                           fwd.logsumexp, o);
+  Tensor q = c.inputs[0], k = c.inputs[1], v = c.inputs[2], go = c.inputs[3];
+  if (c.ints[1] != 0) {
+    // [B, H, S, D] each -> one [B, S, 3, H, D] tensor -> q, k, v as its permuted slices.
+    const auto bshd = [](const Tensor& x) { return x.permute({0, 2, 1, 3}); };
+    const Tensor heads = stack({bshd(q), bshd(k), bshd(v)}, 2).permute({2, 0, 3, 1, 4});
+    q = heads.select(0, 0);
+    k = heads.select(0, 1);
+    v = heads.select(0, 2);
+    go = bshd(go).contiguous().permute({0, 2, 1, 3});
+  }
+  const auto fwd = nn::scaled_dot_product_attention(q, k, v, o);
+  const auto g = nn::scaled_dot_product_attention_backward(go, q, k, v, fwd.out, fwd.logsumexp, o);
   return {fwd.out, fwd.logsumexp, g.dq, g.dk, g.dv};
 }
 
