@@ -19,9 +19,9 @@ void launch_unary(Fn fn, const Buffer& x, const Buffer& out, const ElementwiseLa
 /// out[i] = fn(grad[offset_0(i)], x[offset_1(i)]) over `layout` (contiguous, or views within
 /// 32-bit offsets: contiguous input takes the same kernel as before views existed). Views run
 /// the strided kernel with 2 items per thread (4 loads in flight) instead of its default 4-16:
-/// each item inlines the backward functor again (erf, exp, tanh), and the default made the
-/// activation_backward .cu files compile 65% longer; 2 items cost about +35% (1 item about
-/// +30%, with half the loads in flight).
+/// each item inlines the backward functor again (erf, exp, tanh), and the default made
+/// activation_backward_single.cu compile 65% longer (nvcc user time); 2 items +30% (1 item
+/// about the same, with half the loads in flight).
 inline constexpr int kBackwardStridedItems = 2;
 template <class T, class Fn>
 void launch_backward(Fn fn, const Buffer& grad, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout,
