@@ -6,7 +6,8 @@ from . import Case
 # Issue 12: >= 90% of the contiguous op's rate where the access pattern allows (narrowed rows),
 # >= 60% for 2-D transposed views; rates of the contiguous cases come from the same run. A run
 # whose filter left the contiguous case out cannot meet the target (it counted as met before:
-# the missing rate read as 0), so add_f32/exp_f32 must be in the filter.
+# the missing rate read as 0), so add_f32/exp_f32 (and cast_f32_to_bf16/gelu_backward_f32 for
+# the cast and backward cases) must be in the filter.
 
 
 def share_of(contiguous, fraction):
@@ -18,6 +19,9 @@ TARGETS = {
     "add_f32_narrow_view": ("≥ 90% of add_f32", share_of("add_f32", 0.9)),
     "exp_f32_transposed_view": ("≥ 60% of exp_f32", share_of("exp_f32", 0.6)),
     "exp_f32_narrow_view": ("≥ 90% of exp_f32", share_of("exp_f32", 0.9)),
+    "cast_f32_to_bf16_narrow_view": ("≥ 90% of cast_f32_to_bf16", share_of("cast_f32_to_bf16", 0.9)),
+    "gelu_backward_f32_narrow_view": ("≥ 90% of gelu_backward_f32", share_of("gelu_backward_f32", 0.9)),
+    "gelu_backward_f32_transposed_view": ("≥ 60% of gelu_backward_f32", share_of("gelu_backward_f32", 0.6)),
 }
 
 
@@ -37,4 +41,9 @@ def cases(quick):
         Case("contiguous_f32_transposed_view", lambda: x.t().contiguous(), bytes=8 * nf),
         Case("sum_f32_transposed_view", lambda: x.t().sum(1), bytes=4 * nf),
         Case("mul_inplace_f32_transposed_view", lambda: x.t().mul_(1.0), bytes=8 * nf),
+        Case("cast_f32_to_bf16_narrow_view", lambda: x.narrow(1, 1, side - 1).to(torch.bfloat16), bytes=6 * narrowed),
+        Case("gelu_backward_f32_narrow_view",
+             lambda: torch.ops.aten.gelu_backward(y.narrow(1, 1, side - 1), x.narrow(1, 1, side - 1)),
+             bytes=12 * narrowed),
+        Case("gelu_backward_f32_transposed_view", lambda: torch.ops.aten.gelu_backward(y.t(), x.t()), bytes=12 * nf),
     ]

@@ -87,8 +87,9 @@ class Backend {
   virtual void synchronize(Device device) = 0;
 
   // ---- op families ----
-  /// Element-by-element conversion from x's dtype to out's dtype (same numel).
-  virtual void cast(const Buffer& x, const Buffer& out) = 0;
+  /// Element-by-element conversion from x's dtype to out's dtype over `layout` (one input):
+  /// out is contiguous; x is read through the layout's strides, relative to x's first element.
+  virtual void cast(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout) = 0;
   /// out = op(x) over `layout` (one input): out is contiguous; x is read through the layout's
   /// strides, relative to x's first element (a view costs no copy). out's dtype is x's, or
   /// F32 for an F16/BF16 x under relu and sigmoid (mixed precision: computed in float,
@@ -96,9 +97,10 @@ class Backend {
   virtual void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
                      const ElementwiseLayout& layout) = 0;
   /// Backward of an activation: out = grad * op'(x), where x is the forward input (the
-  /// forward output for sigmoid and tanh). grad, x and out have one dtype and numel.
+  /// forward output for sigmoid and tanh). grad, x and out have one dtype and numel; out is
+  /// contiguous, grad (input 0) and x (input 1) are read through `layout`'s strides.
   virtual void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
-                              const UnaryParams& params) = 0;
+                              const UnaryParams& params, const ElementwiseLayout& layout) = 0;
   /// Binary and compare ops. out's dtype is the operands' for arithmetic, Bool for
   /// compare ops, or F32 for F16/BF16 operands of add/sub/mul/div (mixed precision).
   virtual void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out,

@@ -36,11 +36,11 @@ class CpuBackend final : public Backend {
   void arange(const Buffer& out, double start, double step) override;
   void synchronize(Device) override {}
 
-  void cast(const Buffer& x, const Buffer& out) override;
+  void cast(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout) override;
   void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
              const ElementwiseLayout& layout) override;
   void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
-                      const UnaryParams& params) override;
+                      const UnaryParams& params, const ElementwiseLayout& layout) override;
   void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override;
   void where(const Buffer& cond, const Buffer& x, const Buffer& y, const Buffer& out,
              const ElementwiseLayout& layout) override;

@@ -12,12 +12,12 @@ using detail::visit_dtype;
 
 }  // namespace
 
-void CpuBackend::cast(const Buffer& x, const Buffer& out) {
+void CpuBackend::cast(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout) {
   visit_dtype(x.dtype(), [&](auto in_tag) {
     using In = typename decltype(in_tag)::type;
     visit_dtype(out.dtype(), [&](auto out_tag) {
       using Out = typename decltype(out_tag)::type;
-      run_elementwise(ferrite::contiguous_layout(x.numel(), 1), out.data_as<Out>(), detail::CastFn{}, x.data_as<const In>());
+      run_elementwise(layout, out.data_as<Out>(), detail::CastFn{}, x.data_as<const In>());
     });
   });
 }

@@ -1,5 +1,7 @@
 #include "cuda/cuda_backend.hpp"
 
+#include <cstdint>
+#include <initializer_list>
 #include <vector>
 
 #include "core/elementwise_layout.hpp"
@@ -108,9 +110,12 @@ class CudaBackend final : public Backend {
     FERRITE_CUDA_CHECK(cudaDeviceSynchronize());
   }
 
-  void cast(const Buffer& x, const Buffer& out) override {
+  void cast(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout) override {
     DeviceGuard guard(out.device().index);
-    kernels::cast(x, out, stream_of(out));
+    if (dense_and_aligned(layout, {&x, &out}) ||
+        (kernels::cast_reads_views(x.dtype(), out.dtype()) && offsets_fit_32_bits(layout)))
+      return kernels::cast(x, out, layout, stream_of(out));
+    kernels::cast(dense_input(x, layout, 0, out.device()), out, contiguous_layout(layout.numel, 1), stream_of(out));
   }
 
   void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
@@ -118,29 +123,47 @@ class CudaBackend final : public Backend {
     DeviceGuard guard(out.device().index);
     if (layout.contiguous || offsets_fit_32_bits(layout))
       return kernels::unary(op, x, out, params, layout, stream_of(out));
-    // A view whose offsets need 64 bits (2^31 elements or more, or a few rows of a huge
-    // tensor): one dense copy, then the contiguous kernel. The unary kernels instantiate only
-    // 32-bit strided indexing (a 64-bit variant would add a kernel per op and dtype for views
-    // of 8 GiB and more).
-    const Buffer dense(allocate(static_cast<std::size_t>(layout.numel) * dtype_size(x.dtype()), out.device()),
-                       x.dtype(), layout.numel);
+    kernels::unary(op, dense_input(x, layout, 0, out.device()), out, params, contiguous_layout(layout.numel, 1),
+                   stream_of(out));
+  }
+
+  void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out, const UnaryParams& params,
+                      const ElementwiseLayout& layout) override {
+    DeviceGuard guard(out.device().index);
+    if (dense_and_aligned(layout, {&grad, &x, &out}) || offsets_fit_32_bits(layout))
+      return kernels::unary_backward(op, grad, x, out, params, layout, stream_of(out));
+    kernels::unary_backward(op, dense_input(grad, layout, 0, out.device()), dense_input(x, layout, 1, out.device()),
+                            out, params, contiguous_layout(layout.numel, 2), stream_of(out));
+  }
+
+  /// Whether the engine's contiguous vector kernel runs `layout` over these buffers (any size):
+  /// no view, and every buffer on the 16-byte grid. A dense operand off the grid (beside a
+  /// view that the front end copied) runs the 32-bit strided kernel, or is staged below.
+  static bool dense_and_aligned(const ElementwiseLayout& layout, std::initializer_list<const Buffer*> buffers) {
+    if (!layout.contiguous) return false;
+    for (const Buffer* b : buffers)
+      if (reinterpret_cast<std::uintptr_t>(b->data()) % 16 != 0) return false;
+    return true;
+  }
+
+  /// Input k of `layout` as a dense buffer, for the unary, cast and backward kernels, which
+  /// instantiate only 32-bit strided indexing (a 64-bit variant would add a kernel per op and
+  /// dtype pair for views of 8 GiB and more): views whose offsets need 64 bits (2^31 elements
+  /// or more, or a few rows of a huge tensor) cost one dense copy, then the contiguous kernel.
+  Buffer dense_input(const Buffer& x, const ElementwiseLayout& layout, int k, Device device) {
+    const Buffer dense(allocate(static_cast<std::size_t>(layout.numel) * dtype_size(x.dtype()), device), x.dtype(),
+                       layout.numel);
     StridedView from, to;
     from.rank = to.rank = layout.rank;
     std::int64_t running = 1;
     for (int d = layout.rank - 1; d >= 0; --d) {
       from.sizes[d] = to.sizes[d] = layout.sizes[d];
-      from.strides[d] = layout.strides[0][d];
+      from.strides[d] = layout.strides[static_cast<std::size_t>(k)][d];
       to.strides[d] = running;
       running *= layout.sizes[d];
     }
     shape_ops_->copy_view(x, from, dense, to);
-    kernels::unary(op, dense, out, params, contiguous_layout(layout.numel, 1), stream_of(out));
-  }
-
-  void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
-                      const UnaryParams& params) override {
-    DeviceGuard guard(out.device().index);
-    kernels::unary_backward(op, grad, x, out, params, stream_of(out));
+    return dense;
   }
 
   void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout) override {

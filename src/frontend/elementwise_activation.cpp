@@ -48,10 +48,29 @@ Tensor backward_op(Op op, const Tensor& grad, const Tensor& x, const UnaryParams
   const char* name = name_of(op);
   frontend::check_grad(name, grad, x, "the forward input");
   frontend::check_supported(op, x.dtype(), x.device());
+  Backend& engine = backend(x.device());
+  // grad and x transposed or permuted alike (the grad of a transposed activation usually is):
+  // computed in their memory order, the result taking their layout, as unary_op does.
+  if (const auto order = frontend::memory_order(x); order && grad.strides() == x.strides()) {
+    const Tensor dense_grad = grad.permute(*order), dense_x = x.permute(*order);
+    const Tensor out = frontend::allocate(dense_x.shape(), x.dtype(), x.device());
+    engine.unary_backward(op, dense_grad.buffer(), dense_x.buffer(), out.buffer(), params,
+                          contiguous_layout(out.numel(), 2));
+    return out.permute(frontend::inverse_permutation(*order));
+  }
   Tensor out = frontend::allocate(x.shape(), x.dtype(), x.device());
-  if (out.numel() > 0)
-    backend(x.device()).unary_backward(op, grad.buffer(), x.buffer(), out.buffer(),
-                                       params);
+  if (out.numel() == 0) return out;
+  if (grad.is_contiguous() && x.is_contiguous()) {
+    engine.unary_backward(op, grad.buffer(), x.buffer(), out.buffer(), params, contiguous_layout(out.numel(), 2));
+    return out;
+  }
+  // Other views (narrowed, sliced with a step, one operand transposed) are read through their
+  // strides into a contiguous result; elementwise_operand copies those a direct read would
+  // serve badly (a transposed operand: the backward kernels have no transposing tile).
+  const Tensor g = frontend::elementwise_operand(grad), input = frontend::elementwise_operand(x);
+  const ElementwiseLayout layout = make_strided_layout(out.shape(), {&g, &input}, name);
+  engine.unary_backward(op, frontend::strided_buffer(g), frontend::strided_buffer(input), out.buffer(), params,
+                        layout);
   return out;
 }
 

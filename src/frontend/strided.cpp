@@ -151,7 +151,16 @@ std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& o
 
 void cast_elements(const Tensor& x, const Tensor& out) {
   if (x.numel() == 0) return;
-  backend(x.device()).cast(x.buffer(), out.buffer());  // buffer() is aligned (tensor.hpp)
+  if (x.is_contiguous()) {
+    // buffer() is aligned (tensor.hpp): the vector kernel, as before views existed.
+    backend(x.device()).cast(x.buffer(), out.buffer(), contiguous_layout(x.numel(), 1));
+    return;
+  }
+  // A view (narrowed, sliced with a step) is read through its strides into the contiguous
+  // out; elementwise_operand copies those a direct read would serve badly.
+  const Tensor operand = elementwise_operand(x);
+  const ElementwiseLayout layout = make_strided_layout(out.shape(), {&operand}, "to");
+  backend(x.device()).cast(strided_buffer(operand), out.buffer(), layout);
 }
 
 std::optional<Strides> view_strides(const Shape& shape, const Strides& strides, const Shape& target) {

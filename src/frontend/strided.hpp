@@ -18,7 +18,7 @@ namespace ferrite::frontend {
 void copy_elements(const Tensor& src, const Tensor& dst);
 
 /// out = x converted to out's dtype; out is contiguous with x's shape. A strided x is read
-/// through a dense copy.
+/// through its strides (or a dense copy where elementwise_operand says so).
 void cast_elements(const Tensor& x, const Tensor& out);
 
 /// The strides that give `target` (same numel) over the elements of a tensor of `shape` and

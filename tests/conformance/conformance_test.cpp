@@ -208,9 +208,11 @@ TEST_P(StridedConformance, ViewsGiveTheSameResultsAsContiguousInputs) {
 
 INSTANTIATE_TEST_SUITE_P(Ops, StridedConformance, ::testing::ValuesIn(all_params()), param_name);
 
-// The elementwise entries only (op names of OpGroup::Elementwise): the other families make
+// The elementwise entries only (op names of OpGroup::Elementwise, and the casts, which are
+// registered as to_<dtype> and read views through the same engines): the other families make
 // such views dense before their kernels, which the transposed pass above already covers.
 bool is_elementwise_op(const std::string& name) {
+  if (name.starts_with("to_")) return true;
 #define FERRITE_OP_IS_ELEMENTWISE(id, text, family) \
   if (name == text) return op_group(Op::id) == OpGroup::Elementwise;
   FERRITE_FOR_EACH_OP(FERRITE_OP_IS_ELEMENTWISE)

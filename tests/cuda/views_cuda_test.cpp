@@ -81,6 +81,13 @@ std::vector<Tensor> engine_views(Device device) {
     results.push_back(neg(x3));
     results.push_back(add(x3, x3.narrow(0, 0, 1)));                        // broadcast over dim 0
     if (dtype == DType::F16 || dtype == DType::BF16) results.push_back(relu(xn, DType::F32));  // mixed
+    // Casts and backward passes read views through the strided kernel too.
+    results.push_back(xn.to(DType::F64));                                  // strided cast
+    results.push_back(x3.to(dtype == DType::F32 ? DType::BF16 : DType::F32));  // rank 3
+    results.push_back(gelu_backward(yn, xn));                              // both strided
+    results.push_back(silu_backward(xn, x.narrow(1, 0, 129)));             // first row aligned
+    results.push_back(tanh_backward(y.t(), y.t()));                        // alike: memory order
+    results.push_back(sigmoid_backward(x, y.t()));                         // one transposed: copied
   }
   const Tensor i = arange(0, 41 * 57, 1, DType::I64, device).reshape({41, 57}) - 1000;
   results.push_back(neg(i.narrow(1, 1, 55)));
@@ -88,6 +95,8 @@ std::vector<Tensor> engine_views(Device device) {
   const Tensor b = remainder(i, i * 0 + 3) == 0;                            // Bool
   results.push_back(logical_not(b.narrow(1, 1, 55)));
   results.push_back(logical_xor(b.t(), b.t().contiguous()));
+  results.push_back(i.narrow(1, 1, 55).to(DType::F32));                   // integer cast: staged
+  results.push_back(b.narrow(1, 1, 55).to(DType::I32));
   results.push_back(exp(full({1, 3}, 0.5, DType::F32, device).narrow(1, 1, 1)));  // one element
   results.push_back(exp(zeros({4, 3}, DType::F32, device).narrow(1, 1, 0)));        // empty
   const Tensor big = arange(0, 1 << 20, 1, DType::F32, device).reshape({1024, 1024}) * 1e-6;
@@ -123,6 +132,20 @@ TEST(CudaViews, OffsetsPastThirtyTwoBitsAreStillRight) {
   EXPECT_EQ(flipped.to(Device::cpu()).to_bytes(), std::vector<std::uint8_t>(expected_not.begin(), expected_not.end()));
   const Tensor both = logical_xor(view, storage.narrow(1, 5, 3));
   EXPECT_EQ(both.to(Device::cpu()).to_bytes(), std::vector<std::uint8_t>(6, 0));
+  EXPECT_EQ(view.to(DType::I32).to(Device::cpu()).to_vector<std::int32_t>(), std::vector<std::int32_t>({0, 0, 0, 1, 1, 1}));
+}
+
+// The same for a floating cast and a backward pass, which read smaller views through their
+// strides (8 GiB of device memory).
+TEST(CudaViews, FloatingCastsAndBackwardPassesPastThirtyTwoBitOffsets) {
+  const std::int64_t row = (std::int64_t(1) << 31) + 16;
+  const Tensor storage = zeros({2, row}, DType::BF16, Device::cuda(0));
+  storage.select(0, 1).narrow(0, 0, 8).fill_(2.0);
+  const Tensor view = storage.narrow(1, 3, 3);  // [[0, 0, 0], [2, 2, 2]], rows 2^31 + 16 apart
+  EXPECT_EQ(view.to(DType::F32).to(Device::cpu()).to_vector<float>(), std::vector<float>({0, 0, 0, 2, 2, 2}));
+  const Tensor grad = relu_backward(view, view);  // grad * (x > 0)
+  EXPECT_TRUE(grad.is_contiguous());
+  EXPECT_EQ(grad.to(DType::F32).to(Device::cpu()).to_vector<float>(), std::vector<float>({0, 0, 0, 2, 2, 2}));
 }
 
 TEST(CudaViews, ExpandedTargetsAreRefusedOnTheDevice) {

@@ -70,9 +70,10 @@ class BogusKindBackend final : public Backend {
   void fill(const Buffer&, Scalar) override {}
   void arange(const Buffer&, double, double) override {}
   void synchronize(Device) override {}
-  void cast(const Buffer&, const Buffer&) override {}
+  void cast(const Buffer&, const Buffer&, const ElementwiseLayout&) override {}
   void unary(Op, const Buffer&, const Buffer&, const UnaryParams&, const ElementwiseLayout&) override {}
-  void unary_backward(Op, const Buffer&, const Buffer&, const Buffer&, const UnaryParams&) override {}
+  void unary_backward(Op, const Buffer&, const Buffer&, const Buffer&, const UnaryParams&,
+                      const ElementwiseLayout&) override {}
   void binary(Op, const Buffer&, const Buffer&, const Buffer&, const ElementwiseLayout&) override {}
   void where(const Buffer&, const Buffer&, const Buffer&, const Buffer&, const ElementwiseLayout&) override {}
   bool has_inf_nan(const Buffer&) override { return false; }

@@ -224,4 +224,29 @@ TEST(Views, OpsOnViewsMatchOpsOnCopies) {
   EXPECT_EQ(values(parts[1]), values(x.narrow(1, 2, 2).contiguous()));
 }
 
+// Casts and activation backward passes read narrowed and stepped views through their strides:
+// the result is the one allocation (a dense copy of an operand would be a second).
+TEST(Views, CastsAndBackwardPassesReadViewsWithoutACopy) {
+  const Tensor x = iota_f32({6, 9}).mul_(0.25).sub_(5);
+  const Tensor g = iota_f32({6, 9}).mul_(0.5);
+  for (const Tensor& v : {x.narrow(1, 1, 7), x.slice(1, 0, 9, 2), x.narrow(0, 1, 4).narrow(1, 2, 5)}) {
+    const Tensor gv = g.narrow(0, 0, v.size(0)).narrow(1, 0, v.size(1));
+    const auto before = memory_stats(Device::cpu()).allocations;
+    const Tensor cast = v.to(DType::BF16);
+    const Tensor back = gelu_backward(gv, v);
+    EXPECT_EQ(memory_stats(Device::cpu()).allocations - before, 2) << "a view was copied first";
+    EXPECT_TRUE(cast.is_contiguous());
+    EXPECT_TRUE(back.is_contiguous());
+    EXPECT_EQ(cast.to_bytes(), v.contiguous().to(DType::BF16).to_bytes());
+    EXPECT_EQ(back.to_bytes(), gelu_backward(gv.contiguous(), v.contiguous()).to_bytes());
+  }
+  // grad and x transposed alike: computed in memory order, the result in their layout; one
+  // transposed operand beside a dense one gives a contiguous result.
+  const Tensor m = iota_f32({3, 5}).sub_(7), n = iota_f32({5, 3});
+  EXPECT_EQ(tanh_backward(n.t(), n.t()).strides(), n.t().strides());
+  EXPECT_EQ(tanh_backward(n.t(), n.t()).to_bytes(), tanh_backward(n.t().contiguous(), n.t().contiguous()).to_bytes());
+  EXPECT_TRUE(tanh_backward(n.t(), m).is_contiguous());
+  EXPECT_EQ(tanh_backward(n.t(), m).to_bytes(), tanh_backward(n.t().contiguous(), m).to_bytes());
+}
+
 }  // namespace

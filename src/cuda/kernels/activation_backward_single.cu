@@ -5,10 +5,10 @@
 namespace ferrite::cuda::kernels {
 
 void activation_backward_single(Op op, const Buffer& grad, const Buffer& x, const Buffer& out,
-                                const UnaryParams& params, cudaStream_t stream) {
+                                const UnaryParams& params, const ElementwiseLayout& layout, cudaStream_t stream) {
   auto run = [&](auto sample) {
     using T = decltype(sample);
-    detail::with_backward_functor(op, params, [&](auto fn) { launch_backward<T>(fn, grad, x, out, stream); });
+    detail::with_backward_functor(op, params, [&](auto fn) { launch_backward<T>(fn, grad, x, out, layout, stream); });
   };
   switch (x.dtype()) {
     case DType::F32: return run(float{});

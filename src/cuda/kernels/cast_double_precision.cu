@@ -2,10 +2,11 @@
 
 namespace ferrite::cuda::kernels {
 
-void cast_from_double_precision(const Buffer& x, const Buffer& out, cudaStream_t stream) {
+void cast_from_double_precision(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout,
+                                cudaStream_t stream) {
   FERRITE_CHECK(x.dtype() == DType::F64, InvalidArgument, "cast_from_double_precision: source is ",
                 dtype_name(x.dtype()));
-  cast_from<double>(x, out, stream);
+  cast_from<double>(x, out, layout, stream);
 }
 
 }  // namespace ferrite::cuda::kernels

@@ -5,17 +5,17 @@
 
 namespace ferrite::cuda::kernels {
 
-void cast(const Buffer& x, const Buffer& out, cudaStream_t stream) {
+void cast(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout, cudaStream_t stream) {
   switch (x.dtype()) {
     case DType::F32:
     case DType::F16:
-    case DType::BF16: return cast_from_single_precision(x, out, stream);
-    case DType::F64: return cast_from_double_precision(x, out, stream);
+    case DType::BF16: return cast_from_single_precision(x, out, layout, stream);
+    case DType::F64: return cast_from_double_precision(x, out, layout, stream);
     case DType::I32:
     case DType::I64:
-    case DType::Bool: return cast_from_integer(x, out, stream);
+    case DType::Bool: return cast_from_integer(x, out, layout, stream);
     case DType::C64:
-    case DType::C128: return cast_from_complex(x, out, stream);
+    case DType::C128: return cast_from_complex(x, out, layout, stream);
   }
 }
 
@@ -39,9 +39,9 @@ void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
 }
 
 void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out, const UnaryParams& params,
-                    cudaStream_t stream) {
-  if (x.dtype() == DType::F64) return activation_backward_double(op, grad, x, out, params, stream);
-  return activation_backward_single(op, grad, x, out, params, stream);
+                    const ElementwiseLayout& layout, cudaStream_t stream) {
+  if (x.dtype() == DType::F64) return activation_backward_double(op, grad, x, out, params, layout, stream);
+  return activation_backward_single(op, grad, x, out, params, layout, stream);
 }
 
 void binary(Op op, const Buffer& a, const Buffer& b, const Buffer& out, const ElementwiseLayout& layout,

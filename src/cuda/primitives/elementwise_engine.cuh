@@ -196,7 +196,7 @@ enum class Layouts {
 /// Runs `f` over `layout`: out[i] = narrow(f(widen(in_k[offset_k(i)])...)).
 /// A Layouts::Strided site must not be given a layout that fails offsets_fit_32_bits (the
 /// CUDA backend stages such inputs through a dense copy first).
-template <Layouts kLayouts, class Out, class F, class... In>
+template <Layouts kLayouts, int kStridedItemsN = 0, class Out, class F, class... In>
 void launch_elementwise(F f, const ElementwiseLayout& layout, Out* out, cudaStream_t stream, const In*... in) {
   constexpr int kVec = static_cast<int>(16 / largest_size<Out, In...>()) > 0
                            ? static_cast<int>(16 / largest_size<Out, In...>())
@@ -237,7 +237,7 @@ void launch_elementwise(F f, const ElementwiseLayout& layout, Out* out, cudaStre
     } else {
       FERRITE_CHECK(fits, InvalidArgument, "elementwise: a strided layout of ", layout.numel,
                     " elements whose offsets need more than 32 bits reached a 32-bit launch");
-      return launch_strided(f, layout, out, stream, in...);
+      return launch_strided<kStridedItemsN>(f, layout, out, stream, in...);
     }
   }
 }
