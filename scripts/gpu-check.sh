@@ -12,6 +12,9 @@
 # over 6 minutes beside ctest): run it as two calls on the same warm machine, the build reused:
 #   SKIP_MEMCHECK=1       build, ctest (and benchmarks), no compute-sanitizer
 #   MEMCHECK_ONLY=1       build (a no-op when warm), compute-sanitizer only, nothing else
+#   PACK_LOGS=0           keep the logs as separate files; by default every log but
+#                         summary.txt goes into $OUT/gpu-check-logs.tar.gz at the end (a
+#                         remote runner that returns only a few files then returns the summary)
 #   MEMCHECK_SHARDS=n     the conformance memcheck as n GoogleTest shards side by side
 #                         (default 8 with MEMCHECK_ONLY=1, else 4): one process under memcheck
 #                         runs about ten cases a second, the GPU has room for several
@@ -135,4 +138,8 @@ if [ "${SKIP_BENCH:-0}" != 1 ] && [ "${MEMCHECK_ONLY:-0}" != 1 ]; then
   [ -f "$OUT/compare_torch.md" ] && cat "$OUT/compare_torch.md" >>"$summary"
 fi
 note "gpu-check status: $status"
+if [ "${PACK_LOGS:-1}" = 1 ]; then
+  ( cd "$OUT" && logs=$(find . -maxdepth 1 -type f ! -name summary.txt ! -name '*.tar.gz' -printf '%P\n') &&
+    [ -n "$logs" ] && tar czf gpu-check-logs.tar.gz $logs && rm -f $logs )
+fi
 exit $status

@@ -5,6 +5,8 @@
 # CuPy and JAX interop tests where importable), the DLPack lifetime and stream tests under
 # compute-sanitizer memcheck when it is there, and the overhead benchmark.
 #   scripts/gpu-python-check.sh        logs under $OUT (or ./gpu-python-out)
+#   PACK_LOGS=0 scripts/gpu-python-check.sh   keeps the logs as files (default: one archive,
+#       gpu-python-logs.tar.gz)
 #   BUILD_DIR=build-gpu scripts/gpu-python-check.sh   builds in that CMake directory (its
 #       options kept), so a library already built there by scripts/gpu-check.sh is reused
 set -uo pipefail
@@ -37,4 +39,9 @@ if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-s
 fi
 echo "== overhead"
 "$PY" python/bench/overhead.py --json "$OUT/overhead.json" 2>&1 | tee "$OUT/overhead.log"
+# One archive instead of five logs (PACK_LOGS=0 keeps them), as scripts/gpu-check.sh does.
+if [ "${PACK_LOGS:-1}" = 1 ]; then
+  ( cd "$OUT" && files=$(ls pip.log pytest.log memcheck.log overhead.log overhead.json 2>/dev/null) &&
+    [ -n "$files" ] && tar czf gpu-python-logs.tar.gz $files && rm -f $files )
+fi
 exit $status
