@@ -41,6 +41,7 @@
 #include <vector>
 
 #include "cuda/libs/cudnn_handle.hpp"
+#include "cuda/libs/graph_cache.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
@@ -73,31 +74,19 @@ struct Graph {
   std::string why_not;  // cuDNN's message when graph is null
 };
 
-// A cached graph and the mutex its enqueues take. Shared, so that clear_cache() may drop it
-// while another thread is still enqueueing it.
-struct Slot {
-  explicit Slot(Graph g) : graph(std::move(g)) {}
-  const Graph graph;
-  std::mutex execute;
-};
+using GraphCacheOfDevice = GraphCache<Key, Graph>;
+using Slot = GraphCacheOfDevice::Slot;
 
-struct DeviceState {
-  std::mutex mutex;
-  std::map<Key, std::shared_ptr<Slot>> graphs;
-  std::int64_t hits = 0, misses = 0, unsupported = 0;
-  std::string last_unsupported_reason;
-};
-
-DeviceState& state_of(int device) {
+GraphCacheOfDevice& state_of(int device) {
   static std::mutex states_mutex;
   // Never destroyed: plans must not outlive the CUDA context at process exit.
-  static std::vector<DeviceState*>* states = new std::vector<DeviceState*>();
+  static std::vector<GraphCacheOfDevice*>* states = new std::vector<GraphCacheOfDevice*>();
   std::lock_guard<std::mutex> lock(states_mutex);
   if (states->empty()) states->resize(static_cast<std::size_t>(DeviceContext::count()));
   FERRITE_CHECK(device >= 0 && static_cast<std::size_t>(device) < states->size(), InvalidArgument,
                 "cuDNN attention: no CUDA device ", device);
   auto& slot = (*states)[static_cast<std::size_t>(device)];
-  if (!slot) slot = new DeviceState();
+  if (!slot) slot = new GraphCacheOfDevice();
   return *slot;
 }
 
@@ -255,34 +244,23 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
   return result;
 }
 
-// The cached graph of `d`, built on a miss (under the device's mutex, so each problem is
-// built once however many threads ask for it). `count_hit`: whether finding it counts as a
-// hit (not for plans(), which the front end's reads_views asks before the call itself).
-std::shared_ptr<Slot> lookup(DeviceState& s, const AttentionDesc& d, bool backward, cudnnHandle_t handle,
+// The cached graph of `d`, built on a miss. `count_hit`: whether finding it counts as a hit
+// (not for plans(), which the front end's reads_views asks before the call itself). Plan
+// selection may query the device; it runs on the handle's stream.
+std::shared_ptr<Slot> lookup(GraphCacheOfDevice& cache, const AttentionDesc& d, bool backward, cudnnHandle_t handle,
                              bool count_hit = true) {
-  std::lock_guard<std::mutex> lock(s.mutex);
-  const Key key = key_of(d, backward);
-  auto it = s.graphs.find(key);
-  if (it != s.graphs.end()) {
-    if (count_hit) ++s.hits;
-    return it->second;
-  }
-  ++s.misses;
-  // Plan selection may query the device; it runs on the handle's stream.
-  Graph built = build(d, backward, handle);
-  if (!built.graph) {
-    ++s.unsupported;
-    s.last_unsupported_reason = built.why_not;
-  }
-  return s.graphs.emplace(key, std::make_shared<Slot>(std::move(built))).first->second;
+  return cache.find_or_build(key_of(d, backward), count_hit, [&](std::string& why) {
+    Graph built = build(d, backward, handle);
+    why = built.why_not;
+    return built;
+  });
 }
 
 bool run(const AttentionDesc& d, bool backward, std::unordered_map<std::int64_t, void*>& pack, int device,
          cudaStream_t stream) {
-  DeviceState& s = state_of(device);
   const cudnnHandle_t handle = cudnn_handle(device, stream);  // this thread's, bound to `stream`
-  const std::shared_ptr<Slot> slot = lookup(s, d, backward, handle);
-  const Graph& g = slot->graph;
+  const std::shared_ptr<Slot> slot = lookup(state_of(device), d, backward, handle);
+  const Graph& g = slot->plan;
   if (!g.graph) return false;
   shape::Scratch workspace(device, static_cast<std::size_t>(g.workspace), stream);
   fe::error_t status;
@@ -337,7 +315,7 @@ bool eligible(const AttentionDesc& d) {
 }
 
 bool plans(const AttentionDesc& d, bool backward, int device, cudaStream_t stream) {
-  return lookup(state_of(device), d, backward, cudnn_handle(device, stream), false)->graph.graph != nullptr;
+  return lookup(state_of(device), d, backward, cudnn_handle(device, stream), false)->plan.graph != nullptr;
 }
 
 bool forward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
@@ -356,20 +334,15 @@ bool backward(const AttentionDesc& d, const attention::Pointers& p, int device, 
 }
 
 CacheInfo cache_info(int device) {
-  DeviceState& s = state_of(device);
-  std::lock_guard<std::mutex> lock(s.mutex);
-  return {s.graphs.size(), s.hits, s.misses, s.unsupported, s.last_unsupported_reason};
+  const GraphCacheCounts c = state_of(device).counts();
+  return {static_cast<std::size_t>(c.entries), c.hits, c.misses, c.unsupported, c.last_unsupported};
 }
 
 void clear_cache(int device) {
-  DeviceState& s = state_of(device);
+  GraphCacheOfDevice& cache = state_of(device);
   DeviceGuard guard(device);
-  std::lock_guard<std::mutex> lock(s.mutex);
   // Work queued with a plan may still be running.
-  FERRITE_CUDA_CHECK(cudaDeviceSynchronize());
-  s.graphs.clear();
-  s.hits = s.misses = s.unsupported = 0;
-  s.last_unsupported_reason.clear();
+  cache.clear([] { FERRITE_CUDA_CHECK(cudaDeviceSynchronize()); });
 }
 
 }  // namespace ferrite::cuda::cudnn_sdpa

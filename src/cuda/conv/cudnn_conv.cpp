@@ -37,6 +37,7 @@
 #include <cudnn_frontend.h>
 
 #include "cuda/libs/cudnn_handle.hpp"
+#include "cuda/libs/graph_cache.hpp"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
 
@@ -76,25 +77,13 @@ struct Entry {
   std::int64_t workspace = 0;
 };
 
-// A cached graph and the mutex its enqueues take (see the top of the file). Shared, so that
-// clear_cache() may drop it while another thread is still enqueueing it.
-struct Slot {
-  explicit Slot(Entry e) : entry(std::move(e)) {}
-  const Entry entry;
-  std::mutex execute;
-};
-
-struct State {
-  std::mutex mutex;
-  std::unordered_map<Key, std::shared_ptr<Slot>, KeyHash> cache;
-  std::int64_t hits = 0, misses = 0, unsupported = 0;
-  std::string last_unsupported;
-};
+using ConvGraphCache = GraphCache<Key, Entry, std::unordered_map<Key, std::shared_ptr<GraphSlot<Entry>>, KeyHash>>;
+using Slot = ConvGraphCache::Slot;
 
 // Leaked on purpose: graphs must outlive every static destructor that might still convolve.
-State& state() {
-  static State* s = new State;
-  return *s;
+ConvGraphCache& state() {
+  static ConvGraphCache* cache = new ConvGraphCache;
+  return *cache;
 }
 
 const char* pass_name(Pass p) {
@@ -224,30 +213,19 @@ Entry build(const Key& key, const Conv2dDesc& d, cudnnHandle_t handle, std::stri
   return e;
 }
 
-// The cached graph of `key`, built on a miss (under the cache's mutex, so each case is built
-// once however many threads ask for it).
+// The cached graph of `key`, built on a miss (once however many threads ask for it).
 std::shared_ptr<Slot> lookup(const Key& key, Pass pass, const Conv2dDesc& d, DType dtype, cudnnHandle_t handle) {
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mutex);
-  auto it = st.cache.find(key);
-  if (it != st.cache.end()) {
-    ++st.hits;
-    return it->second;
-  }
-  ++st.misses;
-  std::string why;
-  Entry e;
-  try {
-    e = build(key, d, handle, why);
-  } catch (const std::exception& ex) {  // the frontend's own exceptions: im2col takes the case
-    e = Entry{};
-    why = ex.what();
-  }
-  if (!e.graph) {
-    ++st.unsupported;
-    st.last_unsupported = describe(pass, d, dtype) + ": " + why;
-  }
-  return st.cache.emplace(key, std::make_shared<Slot>(std::move(e))).first->second;
+  return state().find_or_build(key, true, [&](std::string& why) {
+    Entry e;
+    try {
+      e = build(key, d, handle, why);
+    } catch (const std::exception& ex) {  // the frontend's own exceptions: im2col takes the case
+      e = Entry{};
+      why = ex.what();
+    }
+    if (!e.graph) why = describe(pass, d, dtype) + ": " + why;
+    return e;
+  });
 }
 
 bool run_cached(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx, cudaStream_t stream, void* x,
@@ -261,7 +239,7 @@ bool run_cached(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx,
                d.stride_h, d.stride_w, d.pad_h,   d.pad_w,   d.dil_h, d.dil_w, d.groups, pointer_alignment(x, w, y)};
   const cudnnHandle_t handle = cudnn_handle(key.device, stream);  // this thread's, bound to `stream`
   const std::shared_ptr<Slot> slot = lookup(key, pass, d, dtype, handle);
-  const Entry& e = slot->entry;
+  const Entry& e = slot->plan;
   if (!e.graph) return false;
   shape::Scratch ws(key.device, static_cast<std::size_t>(e.workspace), stream);  // pool memory, stream-ordered
   std::unordered_map<std::int64_t, void*> pointers{{kX, x}, {kW, w}, {kY, y}};
@@ -296,18 +274,11 @@ bool run(Pass pass, const Conv2dDesc& d, DType dtype, DeviceContext& ctx, cudaSt
 }
 
 CacheStats cache_stats() {
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mutex);
-  return {st.hits, st.misses, st.unsupported, static_cast<std::int64_t>(st.cache.size()), st.last_unsupported};
+  const GraphCacheCounts c = state().counts();
+  return {c.hits, c.misses, c.unsupported, c.entries, c.last_unsupported};
 }
 
-void clear_cache() {
-  State& st = state();
-  std::lock_guard<std::mutex> lock(st.mutex);
-  st.cache.clear();
-  st.hits = st.misses = st.unsupported = 0;
-  st.last_unsupported.clear();
-}
+void clear_cache() { state().clear(); }
 
 }  // namespace ferrite::cuda::cudnn_conv
 
