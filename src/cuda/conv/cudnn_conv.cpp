@@ -149,42 +149,26 @@ Entry build(const Key& key, const Conv2dDesc& d, cudnnHandle_t handle, std::stri
     t->set_output(true).set_uid(uid).set_dim(dims).set_stride(dense_strides(dims)).set_data_type(io).set_alignment(
         alignment);
   };
+  // The attributes every pass shares (fprop, dgrad and wgrad have one attribute type each).
+  auto with_geometry = [&](auto attributes, const char* name) {
+    attributes.set_name(name).set_padding(pad).set_stride(stride).set_dilation(dil).set_compute_data_type(compute);
+    return attributes;
+  };
   // Groups are implied by the shapes: x has C channels, the weight C / groups.
   switch (key.pass) {
     case Pass::Forward: {
       auto x = input("x", kX, xd), w = input("w", kW, wd);
-      auto y = g->conv_fprop(x, w,
-                             fe::graph::Conv_fprop_attributes()
-                                 .set_name("fprop")
-                                 .set_padding(pad)
-                                 .set_stride(stride)
-                                 .set_dilation(dil)
-                                 .set_compute_data_type(compute));
-      output(y, kY, yd);
+      output(g->conv_fprop(x, w, with_geometry(fe::graph::Conv_fprop_attributes(), "fprop")), kY, yd);
       break;
     }
     case Pass::BackwardInput: {
       auto dy = input("dy", kY, yd), w = input("w", kW, wd);
-      auto dx = g->conv_dgrad(dy, w,
-                              fe::graph::Conv_dgrad_attributes()
-                                  .set_name("dgrad")
-                                  .set_padding(pad)
-                                  .set_stride(stride)
-                                  .set_dilation(dil)
-                                  .set_compute_data_type(compute));
-      output(dx, kX, xd);
+      output(g->conv_dgrad(dy, w, with_geometry(fe::graph::Conv_dgrad_attributes(), "dgrad")), kX, xd);
       break;
     }
     case Pass::BackwardWeight: {
       auto dy = input("dy", kY, yd), x = input("x", kX, xd);
-      auto dw = g->conv_wgrad(dy, x,
-                              fe::graph::Conv_wgrad_attributes()
-                                  .set_name("wgrad")
-                                  .set_padding(pad)
-                                  .set_stride(stride)
-                                  .set_dilation(dil)
-                                  .set_compute_data_type(compute));
-      output(dw, kW, wd);
+      output(g->conv_wgrad(dy, x, with_geometry(fe::graph::Conv_wgrad_attributes(), "wgrad")), kW, wd);
       break;
     }
   }
