@@ -15,28 +15,22 @@ TARGETS = {name: _at_least(1.0) for name in (
     "max_pool2d_f32", "avg_pool2d_f32", "gru_cell_f32", "gru_cell_backward_f32")}
 
 
-def _no_tf32(fn):
-    # TF32 off for the F32 convolutions (ferrite's switch is off by default)
-    def run():
-        previous = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = False
-        try:
-            return fn()
-        finally:
-            torch.backends.cudnn.allow_tf32 = previous
-    return run
+def _cudnn_tf32(allowed):
+    # cuDNN's TF32 switch set around a call: off for the F32 convolutions (ferrite's switch is
+    # off by default), on for the *_tf32 cases that switch ferrite's on
+    def wrap(fn):
+        def run():
+            previous = torch.backends.cudnn.allow_tf32
+            torch.backends.cudnn.allow_tf32 = allowed
+            try:
+                return fn()
+            finally:
+                torch.backends.cudnn.allow_tf32 = previous
+        return run
+    return wrap
 
 
-def _tf32(fn):
-    # TF32 allowed, as ferrite's *_tf32 cases switch it on
-    def run():
-        previous = torch.backends.cudnn.allow_tf32
-        torch.backends.cudnn.allow_tf32 = True
-        try:
-            return fn()
-        finally:
-            torch.backends.cudnn.allow_tf32 = previous
-    return run
+_no_tf32, _tf32 = _cudnn_tf32(False), _cudnn_tf32(True)
 
 
 def cases(quick):
