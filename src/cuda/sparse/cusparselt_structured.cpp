@@ -140,21 +140,24 @@ Loaded load() {
   // Kept loaded for the process lifetime (handles and plans refer to it).
   auto api = std::make_unique<Api>();
   api->path = path;
+  // The first function the library lacks, if any.
   const char* missing = nullptr;
-  if (!resolve(lib, "cusparseLtInit", api->init)) missing = "cusparseLtInit";
-  else if (!resolve(lib, "cusparseLtGetProperty", api->get_property)) missing = "cusparseLtGetProperty";
-  else if (!resolve(lib, "cusparseLtDenseDescriptorInit", api->dense_descriptor)) missing = "cusparseLtDenseDescriptorInit";
-  else if (!resolve(lib, "cusparseLtStructuredDescriptorInit", api->structured_descriptor))
-    missing = "cusparseLtStructuredDescriptorInit";
-  else if (!resolve(lib, "cusparseLtMatDescriptorDestroy", api->descriptor_destroy)) missing = "cusparseLtMatDescriptorDestroy";
-  else if (!resolve(lib, "cusparseLtMatmulDescriptorInit", api->matmul_descriptor)) missing = "cusparseLtMatmulDescriptorInit";
-  else if (!resolve(lib, "cusparseLtMatmulAlgSelectionInit", api->alg_selection)) missing = "cusparseLtMatmulAlgSelectionInit";
-  else if (!resolve(lib, "cusparseLtMatmulAlgSetAttribute", api->alg_set_attribute)) missing = "cusparseLtMatmulAlgSetAttribute";
-  else if (!resolve(lib, "cusparseLtMatmulPlanInit", api->plan_init)) missing = "cusparseLtMatmulPlanInit";
-  else if (!resolve(lib, "cusparseLtMatmulGetWorkspace", api->get_workspace)) missing = "cusparseLtMatmulGetWorkspace";
-  else if (!resolve(lib, "cusparseLtMatmul", api->matmul)) missing = "cusparseLtMatmul";
-  else if (!resolve(lib, "cusparseLtSpMMACompressedSize2", api->compressed_size)) missing = "cusparseLtSpMMACompressedSize2";
-  else if (!resolve(lib, "cusparseLtSpMMACompress2", api->compress)) missing = "cusparseLtSpMMACompress2";
+  auto need = [&](const char* name, auto& function) {
+    if (!missing && !resolve(lib, name, function)) missing = name;
+  };
+  need("cusparseLtInit", api->init);
+  need("cusparseLtGetProperty", api->get_property);
+  need("cusparseLtDenseDescriptorInit", api->dense_descriptor);
+  need("cusparseLtStructuredDescriptorInit", api->structured_descriptor);
+  need("cusparseLtMatDescriptorDestroy", api->descriptor_destroy);
+  need("cusparseLtMatmulDescriptorInit", api->matmul_descriptor);
+  need("cusparseLtMatmulAlgSelectionInit", api->alg_selection);
+  need("cusparseLtMatmulAlgSetAttribute", api->alg_set_attribute);
+  need("cusparseLtMatmulPlanInit", api->plan_init);
+  need("cusparseLtMatmulGetWorkspace", api->get_workspace);
+  need("cusparseLtMatmul", api->matmul);
+  need("cusparseLtSpMMACompressedSize2", api->compressed_size);
+  need("cusparseLtSpMMACompress2", api->compress);
   if (missing) return {nullptr, path + " lacks " + missing + " (a release older than " + std::to_string(kMinMajor) +
                                     "." + std::to_string(kMinMinor) + "?); " + kInstall};
   resolve(lib, "cusparseLtGetErrorString", api->error_string);
