@@ -121,8 +121,7 @@ class CudaBackend final : public Backend {
   void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params,
              const ElementwiseLayout& layout) override {
     DeviceGuard guard(out.device().index);
-    if (layout.contiguous || offsets_fit_32_bits(layout))
-      return kernels::unary(op, x, out, params, layout, stream_of(out));
+    if (engine_reads(layout, {&x, &out})) return kernels::unary(op, x, out, params, layout, stream_of(out));
     kernels::unary(op, dense_input(x, layout, 0, out.device()), out, params, contiguous_layout(layout.numel, 1),
                    stream_of(out));
   }
@@ -130,7 +129,7 @@ class CudaBackend final : public Backend {
   void unary_backward(Op op, const Buffer& grad, const Buffer& x, const Buffer& out, const UnaryParams& params,
                       const ElementwiseLayout& layout) override {
     DeviceGuard guard(out.device().index);
-    if (dense_and_aligned(layout, {&grad, &x, &out}) || offsets_fit_32_bits(layout))
+    if (engine_reads(layout, {&grad, &x, &out}))
       return kernels::unary_backward(op, grad, x, out, params, layout, stream_of(out));
     kernels::unary_backward(op, dense_input(grad, layout, 0, out.device()), dense_input(x, layout, 1, out.device()),
                             out, params, contiguous_layout(layout.numel, 2), stream_of(out));
@@ -144,6 +143,13 @@ class CudaBackend final : public Backend {
     for (const Buffer* b : buffers)
       if (reinterpret_cast<std::uintptr_t>(b->data()) % 16 != 0) return false;
     return true;
+  }
+
+  /// Whether the unary, cast and backward kernels take `layout` over these buffers as it is:
+  /// the contiguous vector kernel (any size), or the 32-bit strided kernel. The rest is staged
+  /// through dense_input.
+  static bool engine_reads(const ElementwiseLayout& layout, std::initializer_list<const Buffer*> buffers) {
+    return dense_and_aligned(layout, buffers) || offsets_fit_32_bits(layout);
   }
 
   /// Input k of `layout` as a dense buffer, for the unary, cast and backward kernels, which
