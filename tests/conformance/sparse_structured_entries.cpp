@@ -115,6 +115,8 @@ FERRITE_CONFORMANCE(Entry{
       return {
           {"3-D input", [=](Device dev) { (void)sparse::prune_24(zeros({2, 2, 4}, d, dev)); }, ErrorKind::ShapeMismatch,
            "sparse::prune_24: the input must be a 2-D matrix"},
+          {"0-d input", [=](Device dev) { (void)sparse::prune_24(zeros({}, d, dev)); }, ErrorKind::ShapeMismatch,
+           "sparse::prune_24: the input must be a 2-D matrix"},
           {"row length", [=](Device dev) { (void)sparse::prune_24(zeros({2, g + 1}, d, dev)); }, ErrorKind::ShapeMismatch,
            "must be a multiple of the group of " + std::to_string(g)},
           {"dtype", [=](Device dev) { (void)sparse::prune_24(zeros({2, 4}, DType::F64, dev)); }, ErrorKind::Unsupported,
