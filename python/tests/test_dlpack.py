@@ -176,7 +176,10 @@ def test_torch_busy_producer_stream():
     with torch.cuda.stream(s):
         y = torch.from_dlpack(x)  # torch passes s; ferrite makes s wait
         total = y.sum()
-    assert total.item() == n
+        # Read on s too: item() outside the block would run on torch's default stream, which
+        # PyTorch does not order after s (its pool streams are non-blocking), and under
+        # compute-sanitizer the sum was still running when that read happened.
+        assert total.item() == n
     # The other way: torch's stream busy, ferrite imports (passing its stream) and reads.
     with torch.cuda.stream(s):
         m = torch.ones(4096, 4096, device="cuda")
