@@ -3,6 +3,7 @@
 // kGroupElems<T> consecutive elements: 4 for 32-bit draws, 2 for F64 and I64.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <type_traits>
 
@@ -81,6 +82,53 @@ FERRITE_HOST_DEVICE void draw_group(const DrawParams<T>& p, std::uint64_t group,
       }
       out[e] = narrow<T>(value);
     }
+  }
+}
+
+/// The draws with a fast path: rand/uniform_ and randn/normal_ of F32, F16 and BF16, each
+/// with a "unit" form for (a, b) = (0, 1). The values are draw_group's to the bit
+/// (tests/unit/random_test.cpp compares them): a + b u with (0, 1) is u itself (u is never
+/// -0); a + b z with (0, 1) is z + 0, which only turns a -0 into +0, so that add stays.
+enum class FastDraw { kUnitUniform, kUniform, kUnitNormal, kNormal };
+
+/// The fast draw for p, or false where draw_group is the only path (F64, integers,
+/// Bernoulli).
+template <class T>
+bool fast_draw_of(const DrawParams<T>& p, FastDraw& kind) {
+  if constexpr (std::is_integral_v<T> || std::is_same_v<T, double>) {
+    return false;
+  } else {
+    // a must be +0: -0 + z keeps z = -0, which z + 0 would not.
+    const bool unit = p.a == 0.f && !std::signbit(p.a) && p.b == 1.f;
+    if (p.kind == RandomKind::Uniform) kind = unit ? FastDraw::kUnitUniform : FastDraw::kUniform;
+    else if (p.kind == RandomKind::Normal) kind = unit ? FastDraw::kUnitNormal : FastDraw::kNormal;
+    else return false;
+    return true;
+  }
+}
+
+/// draw_group's four values of a whole group of a 32-bit float draw, from its words.
+template <class T, FastDraw K>
+FERRITE_HOST_DEVICE void fast_group(const DrawParams<T>& p, const Words& r, T* out) {
+  float v[4];
+  if constexpr (K == FastDraw::kUnitUniform || K == FastDraw::kUniform) {
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int e = 0; e < 4; ++e) v[e] = uniform24(r.w[e]);
+  } else {
+    box_muller_words(r.w[0], r.w[1], v[0], v[1]);
+    box_muller_words(r.w[2], r.w[3], v[2], v[3]);
+  }
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+  for (int e = 0; e < 4; ++e) {
+    float value;
+    if constexpr (K == FastDraw::kUnitUniform) value = v[e];
+    else if constexpr (K == FastDraw::kUnitNormal) value = add(0.f, v[e]);
+    else value = add(p.a, mul(p.b, v[e]));
+    out[e] = narrow<T>(value);
   }
 }
 
