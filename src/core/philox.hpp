@@ -26,9 +26,16 @@ struct Words {
 };
 
 FERRITE_HOST_DEVICE void mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi, std::uint32_t& lo) {
+#if defined(__CUDA_ARCH__)
+  // The 64-bit product's form makes ptxas add a zero register to each high word (an extra
+  // instruction per multiplication in the Philox rounds); the two halves do not.
+  hi = __umulhi(a, b);
+  lo = a * b;
+#else
   const std::uint64_t p = static_cast<std::uint64_t>(a) * b;
   hi = static_cast<std::uint32_t>(p >> 32);
   lo = static_cast<std::uint32_t>(p);
+#endif
 }
 
 /// Philox4x32 with 10 rounds, Random123's reference definition (its known-answer vectors
@@ -325,12 +332,11 @@ FERRITE_HOST_DEVICE void sincos_word(std::uint32_t w, float& s, float& c) {
   const float a2 = mul(a, a);
   const float sa = mul(a, sin_series(a2));
   const float ca = cos_series(a2);
-  switch (q & 3) {
-    case 0: s = sa; c = ca; break;
-    case 1: s = ca; c = -sa; break;
-    case 2: s = -sa; c = -ca; break;
-    default: s = -ca; c = sa; break;
-  }
+  // sincos_turns' quadrant switch without branches (a warp's lanes would diverge over it):
+  // odd quadrants swap sin and cos; quadrants 2, 3 negate sin, quadrants 1, 2 negate cos.
+  const float s0 = (q & 1u) ? ca : sa, c0 = (q & 1u) ? sa : ca;
+  s = (q & 2u) ? -s0 : s0;
+  c = ((q + 1u) & 2u) ? -c0 : c0;
 }
 
 /// box_muller(uniform24_open0(w0), uniform24(w1)) to the bit, from the words.

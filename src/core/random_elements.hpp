@@ -110,6 +110,7 @@ bool fast_draw_of(const DrawParams<T>& p, FastDraw& kind) {
 /// draw_group's four values of a whole group of a 32-bit float draw, from its words.
 template <class T, FastDraw K>
 FERRITE_HOST_DEVICE void fast_group(const DrawParams<T>& p, const Words& r, T* out) {
+  static_assert(std::is_same_v<draw_t<T>, float>, "the fast draws are the 32-bit float ones");
   float v[4];
   if constexpr (K == FastDraw::kUnitUniform || K == FastDraw::kUniform) {
 #if defined(__CUDA_ARCH__)

@@ -1,6 +1,7 @@
 // The CPU backend's RandomOps: the same per-group functions as the CUDA kernels
 // (src/core/random_elements.hpp), one group per loop iteration, OpenMP over groups.
 #include <cstdint>
+#include <type_traits>
 
 #include "core/dtype_dispatch.hpp"
 #include "core/random_elements.hpp"
@@ -34,13 +35,15 @@ void fill_typed(const RandomDesc& desc, const Buffer& out, const Buffer& probs) 
   const std::int64_t groups = (n + E - 1) / E;
   T* o = out.data_as<T>();
   const T* pr = probs.numel() ? probs.data_as<T>() : nullptr;
-  FastDraw kind;
-  if (fast_draw_of(p, kind)) {
-    switch (kind) {
-      case FastDraw::kUnitUniform: return fill_fast<T, FastDraw::kUnitUniform>(p, o, n);
-      case FastDraw::kUniform: return fill_fast<T, FastDraw::kUniform>(p, o, n);
-      case FastDraw::kUnitNormal: return fill_fast<T, FastDraw::kUnitNormal>(p, o, n);
-      case FastDraw::kNormal: return fill_fast<T, FastDraw::kNormal>(p, o, n);
+  if constexpr (!std::is_integral_v<T> && !std::is_same_v<T, double>) {
+    FastDraw kind;
+    if (!pr && fast_draw_of(p, kind)) {
+      switch (kind) {
+        case FastDraw::kUnitUniform: return fill_fast<T, FastDraw::kUnitUniform>(p, o, n);
+        case FastDraw::kUniform: return fill_fast<T, FastDraw::kUniform>(p, o, n);
+        case FastDraw::kUnitNormal: return fill_fast<T, FastDraw::kUnitNormal>(p, o, n);
+        case FastDraw::kNormal: return fill_fast<T, FastDraw::kNormal>(p, o, n);
+      }
     }
   }
 #pragma omp parallel for schedule(static) if (groups >= kParallelGroups)
