@@ -107,6 +107,19 @@ bool fast_draw_of(const DrawParams<T>& p, FastDraw& kind) {
   }
 }
 
+/// narrow<T>(v) for a finite v: the device's conversion without narrow's NaN select (the
+/// unit forms' values are finite: [0, 1) and |z| < 6). Both round to nearest even.
+template <class T>
+FERRITE_HOST_DEVICE T narrow_finite(float v) {
+#if defined(__CUDA_ARCH__)
+  if constexpr (std::is_same_v<T, BFloat16>) return bfloat16_from_bits(__bfloat16_as_ushort(__float2bfloat16_rn(v)));
+  else if constexpr (std::is_same_v<T, Half>) return half_from_bits(__half_as_ushort(__float2half_rn(v)));
+  else return narrow<T>(v);
+#else
+  return narrow<T>(v);
+#endif
+}
+
 /// draw_group's four values of a whole group of a 32-bit float draw, from its words.
 template <class T, FastDraw K>
 FERRITE_HOST_DEVICE void fast_group(const DrawParams<T>& p, const Words& r, T* out) {
@@ -125,11 +138,9 @@ FERRITE_HOST_DEVICE void fast_group(const DrawParams<T>& p, const Words& r, T* o
 #pragma unroll
 #endif
   for (int e = 0; e < 4; ++e) {
-    float value;
-    if constexpr (K == FastDraw::kUnitUniform) value = v[e];
-    else if constexpr (K == FastDraw::kUnitNormal) value = add(0.f, v[e]);
-    else value = add(p.a, mul(p.b, v[e]));
-    out[e] = narrow<T>(value);
+    if constexpr (K == FastDraw::kUnitUniform) out[e] = narrow_finite<T>(v[e]);
+    else if constexpr (K == FastDraw::kUnitNormal) out[e] = narrow_finite<T>(add(0.f, v[e]));
+    else out[e] = narrow<T>(add(p.a, mul(p.b, v[e])));  // may be NaN (0 * Inf) or Inf
   }
 }
 
