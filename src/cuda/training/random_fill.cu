@@ -11,7 +11,6 @@
 #include <algorithm>
 
 #include "core/random_elements.hpp"
-#include "cuda/runtime/device_context.hpp"
 #include "cuda/training/training_common.cuh"
 #include "cuda/training/training_kernels.cuh"
 
@@ -86,10 +85,10 @@ __global__ void __launch_bounds__(kThreads)
 /// Blocks resident at once on the current device, `per_sm` per multiprocessor (at least
 /// one block), at most `wanted`: a grid-stride kernel needs no more.
 unsigned resident_grid(int per_sm, std::int64_t wanted) {
-  int device = 0;
+  int device = 0, sms = 0;
   FERRITE_CUDA_CHECK(cudaGetDevice(&device));
-  const std::int64_t resident =
-      static_cast<std::int64_t>(std::max(per_sm, 1)) * DeviceContext::get(device).properties().multiProcessorCount;
+  FERRITE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  const std::int64_t resident = static_cast<std::int64_t>(std::max(per_sm, 1)) * std::max(sms, 1);
   return static_cast<unsigned>(std::clamp<std::int64_t>(wanted, 1, resident));
 }
 
