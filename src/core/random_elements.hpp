@@ -47,8 +47,15 @@ FERRITE_HOST_DEVICE void draw_group(const DrawParams<T>& p, std::uint64_t group,
 #endif
     for (int e = 0; e < kGroupElems<T>; ++e) {
       if (e >= count) break;  // a constant trip count keeps the arrays in registers
-      const std::uint64_t bits = std::is_same_v<T, std::int64_t> ? join(r.w[2 * e], r.w[2 * e + 1]) : r.w[e];
-      out[e] = static_cast<T>(static_cast<std::uint64_t>(p.low) + bits % p.range);
+      std::uint64_t rem;
+      if constexpr (std::is_same_v<T, std::int64_t>) {
+        rem = join(r.w[2 * e], r.w[2 * e + 1]) % p.range;
+      } else {
+        // A 32-bit word: its remainder by a range of at most 2^32 is a 32-bit remainder (one
+        // of 2^32 or more leaves the word as it is), far cheaper on the GPU than a 64-bit one.
+        rem = p.range > 0xFFFFFFFFull ? r.w[e] : r.w[e] % static_cast<std::uint32_t>(p.range);
+      }
+      out[e] = static_cast<T>(static_cast<std::uint64_t>(p.low) + rem);
     }
   } else {
     using W = draw_t<T>;
