@@ -81,6 +81,21 @@ void check_exact(const std::string& what, const Buffer& cpu, const Buffer& gpu_d
   std::printf("FAIL exact %s: element %lld cpu %.17g gpu %.17g\n", what.c_str(), (long long)i, get(cpu, i), get(g, i));
   ++g_fail;
 }
+// dbuf's bytes outside the buffer's elements (memset to 0xFF) must be untouched.
+void check_guard(const std::string& what, const Buffer& gpu_dev, std::int64_t off) {
+  const std::size_t size = dtype_size(gpu_dev.dtype()), bytes = (gpu_dev.numel() + off) * size + 64;
+  std::vector<unsigned char> all(bytes);
+  CK(cudaMemcpy(all.data(), static_cast<const unsigned char*>(gpu_dev.data()) - off * size, bytes, cudaMemcpyDeviceToHost));
+  for (std::size_t b = 0; b < bytes; ++b) {
+    const bool inside = b >= off * size && b < (off + gpu_dev.numel()) * size;
+    if (!inside && all[b] != 0xFF) {
+      std::printf("FAIL guard %s: byte %zu written\n", what.c_str(), b);
+      ++g_fail;
+      return;
+    }
+  }
+  ++g_pass;
+}
 void check_close(const std::string& what, const Buffer& cpu, const Buffer& gpu_dev, double rtol, double atol) {
   Buffer g = down(gpu_dev);
   double worst = 0;
@@ -101,17 +116,26 @@ const DType kF[] = {DType::F32, DType::F64, DType::F16, DType::BF16};
 
 void test_random(std::mt19937_64& rng) {
   auto ops = cpu::make_cpu_random_ops();
-  for (std::int64_t n : {1LL, 3LL, 7LL, 1001LL, 100003LL, 1LL << 22})
-    for (std::int64_t off : {0LL, 1LL}) {
+  // (3 << 22) + 5: several waves of the fast kernel's grid; offset 4 keeps F32 on the 16-byte
+  // grid (the fast kernel at a nonzero start), 1 leaves it (the generic kernel).
+  for (std::int64_t n : {1LL, 3LL, 7LL, 1001LL, 100003LL, 1LL << 22, (3LL << 22) + 5})
+    for (std::int64_t off : {0LL, 1LL, 4LL}) {
       if (g_small && n > 200000) continue;
       for (DType d : kF)
-        for (RandomKind k : {RandomKind::Uniform, RandomKind::Normal, RandomKind::Bernoulli}) {
+        for (int form = 0; form < 5; ++form) {
+          // Uniform and Normal with (a, b) = (-1.5, 2.5), then with (0, 1) (rand's and randn's
+          // unit forms, their own fast kernels), then Bernoulli.
+          const RandomKind k = form == 4 ? RandomKind::Bernoulli : form % 2 ? RandomKind::Normal : RandomKind::Uniform;
+          const bool unit = form == 2 || form == 3;
           RandomDesc desc{k, 0xDEADBEEFCAFEull + n, 0xFFFFFFFFull + off, k == RandomKind::Bernoulli ? 0.3 : -1.5, 2.5};
+          if (unit) desc.a = 0, desc.b = 1;
           Buffer h = hbuf(d, n);
           ops->fill(desc, h, Buffer());
           Buffer g = dbuf(d, n, off);
           cuda::training::random_fill(desc, g, Buffer(), 0);
-          check_exact(std::string("fill ") + std::string(dtype_name(d)) + " kind " + std::to_string(int(k)) + " n " + std::to_string(n), h, g);
+          check_exact(std::string("fill ") + std::string(dtype_name(d)) + " kind " + std::to_string(int(desc.kind)) +
+                          (unit ? " unit" : "") + " n " + std::to_string(n) + " off " + std::to_string(off), h, g);
+          check_guard("fill", g, off);
           if (k == RandomKind::Bernoulli) {
             Buffer probs = random_host(d, n, rng, 0, 1);
             Buffer h2 = hbuf(d, n);

@@ -26,9 +26,16 @@ struct Words {
 };
 
 FERRITE_HOST_DEVICE void mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t& hi, std::uint32_t& lo) {
+#if defined(__CUDA_ARCH__)
+  // The 64-bit product's form makes ptxas add a zero register to each high word (an extra
+  // instruction per multiplication in the Philox rounds); the two halves do not.
+  hi = __umulhi(a, b);
+  lo = a * b;
+#else
   const std::uint64_t p = static_cast<std::uint64_t>(a) * b;
   hi = static_cast<std::uint32_t>(p >> 32);
   lo = static_cast<std::uint32_t>(p);
+#endif
 }
 
 /// Philox4x32 with 10 rounds, Random123's reference definition (its known-answer vectors
@@ -61,6 +68,50 @@ FERRITE_HOST_DEVICE Words group_words(std::uint64_t seed, std::uint64_t offset, 
                        static_cast<std::uint32_t>(offset), static_cast<std::uint32_t>(offset >> 32),
                        static_cast<std::uint32_t>(seed), static_cast<std::uint32_t>(seed >> 32));
 }
+
+/// group_words for many groups of one call that share the group's high word (the kernels'
+/// hot loops): the first round's product of the counter's third word (the offset's low
+/// word) is the same for all of them, so it is made once, and a group costs 19 of the 20
+/// multiplications. The same words as group_words (tests/unit/random_test.cpp checks it).
+struct PhiloxLanes {
+  std::uint32_t k0, k1;  // key (the seed)
+  std::uint32_t n0, n1;  // the first round's outputs that do not depend on the group's low word
+  std::uint32_t c3k1;    // counter word 3 ^ key word 1, the rest of the first round's word 2
+
+  FERRITE_HOST_DEVICE PhiloxLanes(std::uint64_t seed, std::uint64_t offset, std::uint32_t group_hi)
+      : k0(static_cast<std::uint32_t>(seed)), k1(static_cast<std::uint32_t>(seed >> 32)) {
+    std::uint32_t hi1, lo1;
+    mulhilo(0xCD9E8D57u, static_cast<std::uint32_t>(offset), hi1, lo1);
+    n0 = hi1 ^ group_hi ^ k0;
+    n1 = lo1;
+    c3k1 = static_cast<std::uint32_t>(offset >> 32) ^ k1;
+  }
+
+  FERRITE_HOST_DEVICE Words operator()(std::uint32_t group_lo) const {
+    constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
+    constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
+    std::uint32_t hi0, lo0;
+    mulhilo(kM0, group_lo, hi0, lo0);
+    std::uint32_t c0 = n0, c1 = n1, c2 = hi0 ^ c3k1, c3 = lo0;
+    std::uint32_t a = k0, b = k1;
+#if defined(__CUDA_ARCH__)
+#pragma unroll
+#endif
+    for (int round = 1; round < 10; ++round) {
+      a += kW0;
+      b += kW1;
+      std::uint32_t h0, l0, h1, l1;
+      mulhilo(kM0, c0, h0, l0);
+      mulhilo(kM1, c2, h1, l1);
+      const std::uint32_t m0 = h1 ^ c1 ^ a, m2 = h0 ^ c3 ^ b;
+      c0 = m0;
+      c1 = l1;
+      c2 = m2;
+      c3 = l0;
+    }
+    return Words{{c0, c1, c2, c3}};
+  }
+};
 
 // ---- once-rounded arithmetic (never contracted into an fma) ----
 FERRITE_HOST_DEVICE float mul(float a, float b) {
@@ -189,6 +240,20 @@ FERRITE_HOST_DEVICE T cos_series(T z) {
   }
 }
 
+/// log of m * 2^e for m in [sqrt(2)/2, sqrt(2)] (log_positive's split).
+template <class T>
+FERRITE_HOST_DEVICE T log_split(T m, int e) {
+  // log m = 2 atanh(s), s = (m - 1) / (m + 1); m - 1 is exact (Sterbenz).
+  const T s = quot(add(m, T(-1)), add(m, T(1)));
+  const T z = mul(s, s);
+  const T log_m = mul(mul(T(2), s), log_series(z));
+  const T fe = static_cast<T>(e);
+  // ln 2 split so that e * hi is exact (|e| < 2^11 needs hi to have at most 13 bits).
+  const T ln2_hi = sizeof(T) == 4 ? T(0.693145751953125) : T(0.693147180369123816490);
+  const T ln2_lo = sizeof(T) == 4 ? T(1.428606765330187e-06) : T(1.90821492927058770002e-10);
+  return add(mul(fe, ln2_hi), add(mul(fe, ln2_lo), log_m));
+}
+
 /// Natural log of a positive normal x (Box-Muller passes (0, 1]).
 template <class T>
 FERRITE_HOST_DEVICE T log_positive(T x) {
@@ -215,15 +280,25 @@ FERRITE_HOST_DEVICE T log_positive(T x) {
     }
     __builtin_memcpy(&m, &b, 8);
   }
-  // log m = 2 atanh(s), s = (m - 1) / (m + 1); m - 1 is exact (Sterbenz).
-  const T s = quot(add(m, T(-1)), add(m, T(1)));
-  const T z = mul(s, s);
-  const T log_m = mul(mul(T(2), s), log_series(z));
-  const T fe = static_cast<T>(e);
-  // ln 2 split so that e * hi is exact (|e| < 2^11 needs hi to have at most 13 bits).
-  const T ln2_hi = sizeof(T) == 4 ? T(0.693145751953125) : T(0.693147180369123816490);
-  const T ln2_lo = sizeof(T) == 4 ? T(1.428606765330187e-06) : T(1.90821492927058770002e-10);
-  return add(mul(fe, ln2_hi), add(mul(fe, ln2_lo), log_m));
+  return log_split(m, e);
+}
+
+/// log_positive(uniform24_open0(w)) without the scaling: x = j 2^-24 with j = (w >> 8) + 1
+/// in [1, 2^24] has float(j)'s mantissa and its exponent less 24, so the split is taken
+/// from float(j) (exact) and the log is the same to the bit.
+FERRITE_HOST_DEVICE float log_open0_word(std::uint32_t w) {
+  const float j = static_cast<float>((w >> 8) + 1u);
+  std::uint32_t b;
+  __builtin_memcpy(&b, &j, 4);
+  int e = static_cast<int>(b >> 23) - (127 + 24);  // j >= 1: sign 0, exponent field only
+  b = (b & 0x007FFFFFu) | 0x3F800000u;
+  if (b > 0x3FB504F3u) {
+    b -= 0x00800000u;
+    ++e;
+  }
+  float m;
+  __builtin_memcpy(&m, &b, 4);
+  return log_split(m, e);
 }
 
 /// sin and cos of 2*pi*u for u in [0, 1) with few enough bits that 4u - round(4u) is exact.
@@ -241,6 +316,36 @@ FERRITE_HOST_DEVICE void sincos_turns(T u, T& s, T& c) {
     case 2: s = -sa; c = -ca; break;
     default: s = -ca; c = sa; break;
   }
+}
+
+/// sincos_turns(uniform24(w)) with the quadrant split in integers: u = k 2^-24 (k = w >> 8),
+/// 4u = k 2^-22, and sincos_turns' q = trunc(4u + 0.5) is (k + 2^21) >> 22 (4u + 0.5 is
+/// exact below 4, and rounding in [4, 4.5) cannot reach 5); 4u - q = (k - q 2^22) 2^-22 is
+/// exact in both, and a power-of-two factor moves out of a rounded product unchanged (no
+/// subnormals here), so a is the same float. Saves a float-int-float round trip.
+FERRITE_HOST_DEVICE void sincos_word(std::uint32_t w, float& s, float& c) {
+  const std::uint32_t k = w >> 8;
+  const std::uint32_t q = (k + (1u << 21)) >> 22;
+  const std::int32_t reduced = static_cast<std::int32_t>(k) - static_cast<std::int32_t>(q << 22);
+  constexpr float kQuarterTurn = static_cast<float>(1.57079632679489661923) * 0x1p-22f;  // exact scaling
+  const float a = mul(static_cast<float>(reduced), kQuarterTurn);
+  const float a2 = mul(a, a);
+  const float sa = mul(a, sin_series(a2));
+  const float ca = cos_series(a2);
+  // sincos_turns' quadrant switch without branches (a warp's lanes would diverge over it):
+  // odd quadrants swap sin and cos; quadrants 2, 3 negate sin, quadrants 1, 2 negate cos.
+  const float s0 = (q & 1u) ? ca : sa, c0 = (q & 1u) ? sa : ca;
+  s = (q & 2u) ? -s0 : s0;
+  c = ((q + 1u) & 2u) ? -c0 : c0;
+}
+
+/// box_muller(uniform24_open0(w0), uniform24(w1)) to the bit, from the words.
+FERRITE_HOST_DEVICE void box_muller_words(std::uint32_t w0, std::uint32_t w1, float& z0, float& z1) {
+  const float r = root(mul(-2.f, log_open0_word(w0)));
+  float s, c;
+  sincos_word(w1, s, c);
+  z0 = mul(r, c);
+  z1 = mul(r, s);
 }
 
 /// Box-Muller: two standard normals from u1 in (0, 1] and u2 in [0, 1).

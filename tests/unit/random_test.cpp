@@ -6,9 +6,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <vector>
 
 #include "core/philox.hpp"
+#include "core/random_elements.hpp"
 #include "ferrite/ferrite.hpp"
 #include "ferrite/nn_training.hpp"
 #include "ferrite/optim.hpp"
@@ -55,6 +57,96 @@ TEST(Philox, LogAndSincosMatchLibm) {
     EXPECT_NEAR(sf, std::sin(2 * M_PI * static_cast<float>(u)), 4e-7);
     EXPECT_NEAR(cf, std::cos(2 * M_PI * static_cast<float>(u)), 4e-7);
   }
+}
+
+// The kernels' fast paths against the reference functions, to the bit. Box-Muller's float
+// inputs have 24 random bits, so every possible input is checked.
+std::uint32_t float_bits(float x) {
+  std::uint32_t b;
+  std::memcpy(&b, &x, 4);
+  return b;
+}
+
+TEST(Philox, FastBoxMullerPiecesAreExhaustivelyIdentical) {
+  using namespace detail::philox;
+  std::int64_t log_diff = 0, sin_diff = 0, cos_diff = 0;
+  for (std::uint32_t k = 0; k < (1u << 24); ++k) {
+    const std::uint32_t w = (k << 8) | (k & 0xFFu);  // low bits are ignored: vary them anyway
+    log_diff += float_bits(log_open0_word(w)) != float_bits(log_positive(uniform24_open0(w)));
+    float s0, c0, s1, c1;
+    sincos_turns(uniform24(w), s0, c0);
+    sincos_word(w, s1, c1);
+    sin_diff += float_bits(s0) != float_bits(s1);
+    cos_diff += float_bits(c0) != float_bits(c1);
+  }
+  EXPECT_EQ(log_diff, 0);
+  EXPECT_EQ(sin_diff, 0);
+  EXPECT_EQ(cos_diff, 0);
+}
+
+TEST(Philox, LanesMatchGroupWords) {
+  using namespace detail::philox;
+  std::uint64_t x = 0x9E3779B97F4A7C15ull;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  for (int t = 0; t < 20000; ++t) {
+    const std::uint64_t seed = next(), offset = t % 3 ? next() : (t & 0xFF), group = next() >> (t % 40);
+    const PhiloxLanes lanes(seed, offset, static_cast<std::uint32_t>(group >> 32));
+    const Words a = lanes(static_cast<std::uint32_t>(group)), b = group_words(seed, offset, group);
+    for (int e = 0; e < 4; ++e) ASSERT_EQ(a.w[e], b.w[e]) << seed << " " << offset << " " << group;
+  }
+}
+
+template <class T, detail::philox::FastDraw K>
+void expect_fast_group_matches(double a, double b) {
+  using namespace detail::philox;
+  RandomDesc d;
+  d.kind = (K == FastDraw::kUnitUniform || K == FastDraw::kUniform) ? RandomKind::Uniform : RandomKind::Normal;
+  d.seed = 0x0123456789ABCDEFull;
+  d.offset = 77;
+  d.a = a;
+  d.b = b;
+  const DrawParams<T> p = draw_params<T>(d);
+  FastDraw kind{};
+  ASSERT_TRUE(fast_draw_of(p, kind));
+  ASSERT_EQ(kind, K);
+  for (std::uint64_t g = 0; g < 200000; ++g) {
+    T x[4], y[4];
+    fast_group<T, K>(p, group_words(p.seed, p.offset, g), x);
+    draw_group<T>(p, g, 4, nullptr, y);
+    ASSERT_EQ(std::memcmp(x, y, sizeof x), 0) << g;
+  }
+  // u1 = 1 gives r = -0 and z = -0: the unit form's z + 0 and a + b z agree on +0.
+  std::uint32_t w0 = 0xFFFFFF00u;
+  float z0, z1, r0, r1;
+  box_muller_words(w0, 0x12345600u, z0, z1);
+  box_muller(uniform24_open0(w0), uniform24(0x12345600u), r0, r1);
+  EXPECT_EQ(float_bits(z0), float_bits(r0));
+  EXPECT_EQ(float_bits(z1), float_bits(r1));
+}
+
+TEST(Philox, FastGroupsMatchDrawGroup) {
+  using detail::philox::FastDraw;
+  expect_fast_group_matches<float, FastDraw::kUnitUniform>(0, 1);
+  expect_fast_group_matches<float, FastDraw::kUniform>(-2, 5);
+  expect_fast_group_matches<float, FastDraw::kUnitNormal>(0, 1);
+  expect_fast_group_matches<float, FastDraw::kNormal>(1.5, 0.25);
+  expect_fast_group_matches<Half, FastDraw::kUnitUniform>(0, 1);
+  expect_fast_group_matches<Half, FastDraw::kNormal>(-1, 3);
+  expect_fast_group_matches<BFloat16, FastDraw::kUnitNormal>(0, 1);
+  expect_fast_group_matches<BFloat16, FastDraw::kUniform>(3, 0.5);
+  // a = -0 is not the unit form: -0 + z keeps a -0 that z + 0 would turn into +0.
+  RandomDesc d;
+  d.kind = RandomKind::Normal;
+  d.a = -0.0;
+  d.b = 1;
+  detail::philox::FastDraw kind{};
+  ASSERT_TRUE(detail::philox::fast_draw_of(detail::philox::draw_params<float>(d), kind));
+  EXPECT_EQ(kind, FastDraw::kNormal);
 }
 
 TEST(Random, StateSaveRestoreRepeats) {

@@ -1,6 +1,7 @@
 // The CPU backend's RandomOps: the same per-group functions as the CUDA kernels
 // (src/core/random_elements.hpp), one group per loop iteration, OpenMP over groups.
 #include <cstdint>
+#include <type_traits>
 
 #include "core/dtype_dispatch.hpp"
 #include "core/random_elements.hpp"
@@ -15,6 +16,17 @@ using namespace ferrite::detail::philox;
 
 constexpr std::int64_t kParallelGroups = 1 << 12;
 
+// The CUDA kernels' fast path (the same functions): whole groups through fast_group, the
+// last partial group through draw_group.
+template <class T, FastDraw K>
+void fill_fast(const DrawParams<T>& p, T* o, std::int64_t n) {
+  const std::int64_t whole = n / 4;
+#pragma omp parallel for schedule(static) if (whole >= kParallelGroups)
+  for (std::int64_t g = 0; g < whole; ++g)
+    fast_group<T, K>(p, group_words(p.seed, p.offset, static_cast<std::uint64_t>(g)), o + 4 * g);
+  if (n > 4 * whole) draw_group<T>(p, static_cast<std::uint64_t>(whole), static_cast<int>(n - 4 * whole), nullptr, o + 4 * whole);
+}
+
 template <class T>
 void fill_typed(const RandomDesc& desc, const Buffer& out, const Buffer& probs) {
   const DrawParams<T> p = draw_params<T>(desc);
@@ -23,6 +35,17 @@ void fill_typed(const RandomDesc& desc, const Buffer& out, const Buffer& probs) 
   const std::int64_t groups = (n + E - 1) / E;
   T* o = out.data_as<T>();
   const T* pr = probs.numel() ? probs.data_as<T>() : nullptr;
+  if constexpr (!std::is_integral_v<T> && !std::is_same_v<T, double>) {
+    FastDraw kind;
+    if (!pr && fast_draw_of(p, kind)) {
+      switch (kind) {
+        case FastDraw::kUnitUniform: return fill_fast<T, FastDraw::kUnitUniform>(p, o, n);
+        case FastDraw::kUniform: return fill_fast<T, FastDraw::kUniform>(p, o, n);
+        case FastDraw::kUnitNormal: return fill_fast<T, FastDraw::kUnitNormal>(p, o, n);
+        case FastDraw::kNormal: return fill_fast<T, FastDraw::kNormal>(p, o, n);
+      }
+    }
+  }
 #pragma omp parallel for schedule(static) if (groups >= kParallelGroups)
   for (std::int64_t g = 0; g < groups; ++g) {
     const std::int64_t first = g * E;
