@@ -18,12 +18,12 @@ void launch_unary(Fn fn, const Buffer& x, const Buffer& out, const ElementwiseLa
 
 /// out[i] = fn(grad[offset_0(i)], x[offset_1(i)]) over `layout` (contiguous, or views within
 /// 32-bit offsets: contiguous input takes the same kernel as before views existed). Views run
-/// the strided kernel with 4 items per thread (8 loads in flight, 32 bytes for F32: by estimate
-/// about twice what an H200 SM needs at full occupancy) instead of its default 4-16: each item
-/// inlines the backward functor again (erf, exp, tanh), and the default made
-/// activation_backward_single.cu compile 65% longer (nvcc user time); 4 items +31-46%, 2 items
-/// +30% (half the loads in flight, too few to be sure of the bandwidth).
-inline constexpr int kBackwardStridedItems = 4;
+/// the strided kernel with 8 items per thread: 16 loads in flight, what the binary ops' default
+/// gives F32 (a narrowed add runs at 100% of the contiguous add on an H200). With 4 items the
+/// narrowed gelu_backward_f32 ran at 74% of its contiguous rate (run of 2026-12-01); each item
+/// inlines the backward functor again (erf, exp, tanh), so 8 rather than the default 16 for
+/// F16/BF16: activation_backward_single.cu 11.7 s -> 14.0 s of nvcc here (4 -> 8 items).
+inline constexpr int kBackwardStridedItems = 8;
 template <class T, class Fn>
 void launch_backward(Fn fn, const Buffer& grad, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout,
                      cudaStream_t stream) {
