@@ -311,7 +311,18 @@ std::size_t compressed_bytes(int device, DType dtype, std::int64_t rows, std::in
   const Api& api = api_or_throw();
   const cusparseLtHandle_t& h = handle_for(api, device);
   DeviceGuard guard(device);
-  return compressed_sizes(api, h, StructuredDescriptor(api, h, dtype, rows, cols)).compressed;
+  const std::size_t exact = compressed_sizes(api, h, StructuredDescriptor(api, h, dtype, rows, cols)).compressed;
+  // compute-sanitizer found cuSPARSELt's sm90 kernel (tile 64x256x128) reading 1024-byte
+  // boxes past the end of small operands (conformance shapes of 16-64 rows). The storage is
+  // sized for the matrix padded to whole 256 x 256 tiles, so a kernel that reads whole tiles
+  // of the compressed form stays inside it; matrices that are multiples of 256 (every
+  // benchmark shape) get exactly the size cuSPARSELt asks for.
+  constexpr std::int64_t kTile = 256;
+  const std::int64_t padded_rows = (rows + kTile - 1) / kTile * kTile, padded_cols = (cols + kTile - 1) / kTile * kTile;
+  if (padded_rows == rows && padded_cols == cols) return exact;
+  const std::size_t padded =
+      compressed_sizes(api, h, StructuredDescriptor(api, h, dtype, padded_rows, padded_cols)).compressed;
+  return std::max(exact, padded);
 }
 
 void compress(int device, cudaStream_t stream, DType dtype, const void* pruned, void* compressed, std::int64_t rows,
