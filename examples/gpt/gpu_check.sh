@@ -3,18 +3,26 @@
 # ./gpt-gpu-out): build, the F32 parity with PyTorch on CUDA and on the CPU (20 steps' losses,
 # first-step gradients), the BF16 loss curves over 200 steps, and gpt2-small throughput and peak
 # memory against PyTorch eager and torch.compile.
+#   BUILD_DIR=dir   builds in that CMake directory (default build-gpu); one already configured (by
+#                   scripts/gpu-check.sh, tests on) is used as it is, so both scripts can share it
+#   THROUGHPUT=0    parity only: no gpt2-small runs
 set -uo pipefail
 root=$(pwd)
 out=${OUT:-$root/gpt-gpu-out}
+build=${BUILD_DIR:-build-gpu}
 mkdir -p "$out"
-cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRITE_BUILD_TESTS=OFF > "$out/cmake.log" &&
-  ninja -C build-gpu ferrite gpt_gradcheck > "$out/build.log" || { tail -30 "$out/build.log"; exit 1; }
-F=$root/build-gpu/ferrite
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DFERRITE_BUILD_TESTS=OFF > "$out/cmake.log" ||
+    { tail -30 "$out/cmake.log"; exit 1; }
+fi
+ninja -C "$build" ferrite gpt_gradcheck > "$out/build.log" || { tail -30 "$out/build.log"; exit 1; }
+case $build in /*) ;; *) build=$root/$build ;; esac
+F=$build/ferrite
 REF="python3 $root/examples/gpt/torch_reference.py"
 D=/usr/share/common-licenses
 [ -d "$D" ] || D=$root/docs
 cd "$out"
-"$root/build-gpu/examples/gpt/gpt_gradcheck" | tail -1
+"$build/examples/gpt/gpt_gradcheck" | tail -1
 "$F" train --preset tiny --data "$D" --steps 0 --schedule-steps 200 --checkpoint init.safetensors > /dev/null
 for dev in cuda cpu; do
   echo "== F32 parity on $dev"
@@ -40,13 +48,17 @@ echo "against PyTorch SDPA: $(grep -E "worst|Error|error" parity_bf16_sdpa.log)"
 $REF --checkpoint init.safetensors --data "$D" --steps 1 --device cuda --bf16 --sdpa --ferrite-json bf16_step1.json \
   --compare-grads grads_bf16.safetensors > parity_bf16_grads.log 2>&1
 echo "BF16 first-step gradients: $(grep -E "gradients after|Error|error" parity_bf16_grads.log)"
-echo "== gpt2-small, batch 16 x 1024"
-"$F" train --preset gpt2-small --data "$D" --steps 0 --checkpoint gpt2.safetensors > /dev/null
-for precision in bf16 f32; do
-  "$F" train --preset gpt2-small --device cuda --data "$D" --steps 15 --log-every 5 --eval-every 0 \
-    --precision $precision > gpt2_$precision.log 2>&1
-  echo "ferrite $precision: $(grep -E '^step +15/' gpt2_$precision.log || tail -3 gpt2_$precision.log)"
-done
-$REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 --sdpa 2>&1 | grep -E "^torch|Error"
-$REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 2>&1 | grep -E "^torch|Error"
-rm -f gpt2.safetensors
+if [ "${THROUGHPUT:-1}" != 0 ]; then
+  echo "== gpt2-small, batch 16 x 1024"
+  "$F" train --preset gpt2-small --data "$D" --steps 0 --checkpoint gpt2.safetensors > /dev/null
+  for precision in bf16 f32; do
+    "$F" train --preset gpt2-small --device cuda --data "$D" --steps 15 --log-every 5 --eval-every 0 \
+      --precision $precision > gpt2_$precision.log 2>&1
+    echo "ferrite $precision: $(grep -E '^step +15/' gpt2_$precision.log || tail -3 gpt2_$precision.log)"
+  done
+  $REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 --sdpa 2>&1 | grep -E "^torch|Error"
+  $REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 2>&1 | grep -E "^torch|Error"
+  rm -f gpt2.safetensors
+fi
+# The logs as one archive (the GPU runner returns only a few files; safetensors stay out).
+tar czf gpt-logs.tar.gz ./*.log ./*.json 2>/dev/null && rm -f ./*.log ./*.json ./*.safetensors
