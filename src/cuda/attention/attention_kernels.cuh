@@ -30,4 +30,10 @@ std::size_t delta_bytes(const AttentionDesc& desc);
 void forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 
+/// The register-blocked F32 forward (attention_f32_tiled.cu): 128 query rows per block. It takes
+/// F32 without an explicit mask (causal or not), D = Dv in {64, 128}, dense inputs whose q, k,
+/// v and out start on the 16-byte grid, and at least one query row.
+bool tiled_forward_f32_fits(const AttentionDesc& desc, const Pointers& p);
+void tiled_forward_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+
 }  // namespace ferrite::cuda::attention
