@@ -382,6 +382,12 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
       FERRITE_CUDA_CHECK_LAUNCH();
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
+        tiled_forward_f32(d, p, stream);
+        return;
+      }
+    }
     const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * s.d);
     const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
     auto kernel = query_side_kernel<T, A, false>;
