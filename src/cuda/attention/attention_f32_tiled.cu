@@ -26,14 +26,15 @@
 // logsumexp = -inf, exactly as the general kernel.
 #include <cstdint>
 
-#include "cuda/attention/attention_kernels.cuh"
+#include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/error.hpp"
 
 namespace ferrite::cuda::attention {
 namespace {
 
-constexpr int kThreads = 256;
+using namespace tiled;
+
 constexpr int kRows = 128;                 // query rows per block
 constexpr int kKeys = 64;                  // keys per K/V tile
 constexpr int kRowsPerThread = kRows / 16;  // 8
@@ -57,42 +58,6 @@ struct Layout {
 };
 // D = 64: 108 KiB, two blocks per SM; D = 128: 172 KiB, one block (both need the opt-in above 48 KiB).
 static_assert(Layout<64>::kBytes == 110592 && Layout<128>::kBytes == 176128);
-
-// Sequence positions fit in int (tiled_forward_f32_fits): 32-bit index arithmetic in the loops
-// keeps the D = 64 kernel within the 128 registers of two blocks per SM.
-struct TiledShape {
-  std::int64_t heads_q, heads_kv, group;
-  int seq_q, seq_k;
-  bool causal;
-  float scale;
-};
-
-__device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {
-  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(src), "r"(valid ? 16 : 0)
-               : "memory");
-}
-__device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
-// Waits until at most N of this thread's committed groups are still in flight.
-template <int N>
-__device__ __forceinline__ void wait_groups() {
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
-}
-
-// Rows [row0, row0 + R) of a dense [rows, D] matrix into shared [R][D + 4]; rows past `rows`
-// are zero-filled (their source address is `src` itself, never read: src-size 0).
-template <int D, int R>
-__device__ __forceinline__ void stage_async(float* dst, const float* src, int row0, int rows) {
-  constexpr int kChunks = D / 4;  // 16-byte chunks per row
-  static_assert((R * kChunks) % kThreads == 0);
-#pragma unroll
-  for (int n = 0; n < R * kChunks / kThreads; ++n) {
-    const int e = static_cast<int>(threadIdx.x) + n * kThreads;
-    const int r = e / kChunks, c = (e % kChunks) * 4;
-    const bool valid = row0 + r < rows;
-    copy16(dst + r * (D + 4) + c, valid ? src + static_cast<std::int64_t>(row0 + r) * D + c : src, valid);
-  }
-}
 
 template <int D>
 __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
@@ -240,12 +205,9 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
   }
 }
 
-bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
-
 template <int D>
 void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
-  const TiledShape s{d.heads_q,  d.heads_kv, d.group(), static_cast<int>(d.seq_q), static_cast<int>(d.seq_k),
-                     d.causal, static_cast<float>(d.scale)};
+  const TiledShape s = tiled_shape_of(d);
   const dim3 grid(static_cast<unsigned>((d.seq_q + kRows - 1) / kRows), static_cast<unsigned>(d.batch * d.heads_q));
   auto kernel = tiled_forward_kernel<D>;
   FERRITE_CUDA_CHECK(
