@@ -1,7 +1,8 @@
-// The register-blocked F32 attention forward (src/cuda/attention/attention_f32_tiled.cu, an
-// internal header: the routing predicate is not public API): which problems it takes, and its
-// results against the general kernel on the same GPU at shapes beyond the conformance suite's
-// (several 128-row blocks, ragged 64-key tiles, causal with Sq > Sk and Sq < Sk, GQA).
+// The register-blocked F32 attention kernels (src/cuda/attention/attention_f32_tiled.cu and
+// attention_f32_tiled_bwd.cu; attention_kernels.cuh is an internal header: the routing
+// predicates are not public API): which problems they take, and their results (forward and
+// backward) against the general kernels on the same GPU at shapes beyond the conformance
+// suite's (several row blocks, ragged 64-row tiles, causal with Sq > Sk and Sq < Sk, GQA).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -66,8 +67,29 @@ TEST(TiledF32Attention, TakesUnmaskedF32WithHeadDims64And128Only) {
   EXPECT_FALSE(attention::tiled_forward_f32_fits(desc_of(DType::F32, 1, 2, 2, 64, 64, 64, 64), off));
 }
 
-// An all-true Bool mask hides nothing but keeps the problem off the tiled kernel (it takes no
-// mask), so the same function runs on the general kernel: both in F32, in other orders.
+TEST(TiledF32Attention, BackwardTakesWhatTheForwardTakes) {
+  alignas(16) static float storage[8];
+  attention::Pointers p;
+  p.q = p.k = p.v = p.grad_out = p.out = storage;
+  p.dq = p.dk = p.dv = p.logsumexp = p.delta = storage;
+  for (const std::int64_t d : {64, 128}) {
+    EXPECT_TRUE(attention::tiled_backward_f32_fits(desc_of(DType::F32, 2, 4, 2, 77, 130, d, d), p)) << d;
+    EXPECT_TRUE(attention::tiled_backward_f32_fits(desc_of(DType::F32, 1, 2, 2, 20, 0, d, d), p)) << "Sk = 0, " << d;
+    EXPECT_TRUE(attention::tiled_backward_f32_fits(desc_of(DType::F32, 1, 2, 2, 0, 20, d, d), p)) << "Sq = 0, " << d;
+  }
+  EXPECT_FALSE(attention::tiled_backward_f32_fits(desc_of(DType::F32, 1, 2, 2, 17, 17, 80, 80), p));
+  EXPECT_FALSE(attention::tiled_backward_f32_fits(desc_of(DType::F32, 1, 2, 2, 33, 47, 64, 32), p)) << "Dv != D";
+  EXPECT_FALSE(attention::tiled_backward_f32_fits(desc_of(DType::F64, 1, 2, 2, 64, 64, 64, 64), p));
+  AttentionDesc masked = desc_of(DType::F32, 1, 2, 2, 64, 64, 64, 64);
+  masked.mask = AttentionMaskKind::Additive;
+  EXPECT_FALSE(attention::tiled_backward_f32_fits(masked, p));
+  attention::Pointers off = p;
+  off.dk = storage + 1;  // off the 16-byte grid of the float4 stores
+  EXPECT_FALSE(attention::tiled_backward_f32_fits(desc_of(DType::F32, 1, 2, 2, 64, 64, 64, 64), off));
+}
+
+// An all-true Bool mask hides nothing but keeps the problem off the tiled kernels (they take
+// no mask), so the same functions run on the general kernels: both in F32, in other orders.
 TEST(TiledF32Attention, AgreesWithTheGeneralKernel) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const Device gpu = Device::cuda(0);
@@ -81,6 +103,7 @@ TEST(TiledF32Attention, AgreesWithTheGeneralKernel) {
       const Tensor q = random::randn({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu, &generator);
       const Tensor k = random::randn({pr.b, pr.hkv, pr.sk, pr.d}, DType::F32, gpu, &generator);
       const Tensor v = random::randn({pr.b, pr.hkv, pr.sk, pr.d}, DType::F32, gpu, &generator);
+      const Tensor go = random::randn({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu, &generator);
       const nn::AttentionOptions plain{.causal = causal};
       const nn::AttentionOptions masked{.causal = causal, .mask = ones({pr.sq, pr.sk}, DType::Bool, gpu)};
       const auto a = nn::scaled_dot_product_attention(q, k, v, plain);
@@ -89,6 +112,12 @@ TEST(TiledF32Attention, AgreesWithTheGeneralKernel) {
                                std::to_string(pr.d) + " causal " + std::to_string(causal);
       EXPECT_EQ(conformance::compare(a.out, b.out, {1e-4, 1e-5}), "") << "out, " << what;
       EXPECT_EQ(conformance::compare(a.logsumexp, b.logsumexp, {1e-5, 1e-5}), "") << "logsumexp, " << what;
+      // Both backwards from the same forward results.
+      const auto ga = nn::scaled_dot_product_attention_backward(go, q, k, v, a.out, a.logsumexp, plain);
+      const auto gb = nn::scaled_dot_product_attention_backward(go, q, k, v, a.out, a.logsumexp, masked);
+      EXPECT_EQ(conformance::compare(ga.dq, gb.dq, {2e-4, 1e-4}), "") << "dq, " << what;
+      EXPECT_EQ(conformance::compare(ga.dk, gb.dk, {2e-4, 1e-4}), "") << "dk, " << what;
+      EXPECT_EQ(conformance::compare(ga.dv, gb.dv, {2e-4, 1e-4}), "") << "dv, " << what;
     }
   }
 }
