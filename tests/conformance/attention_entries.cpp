@@ -3,8 +3,9 @@
 // own matmul, softmax and masking on the CPU (the score matrix materialised, as the op never
 // does). Inputs in [-1, 1]; every shape of the issue within test time: decoding (Sq = 1),
 // Sq != Sk both ways, causal with Sq > Sk, GQA, B = 0, Sk = 0, D not a multiple of 8, Bool and
-// additive masks with fully masked rows (0 output, 0 gradient), S = 1000. On the GPU the F16/
-// BF16 cases run through both of its routes (cuDNN's SDPA and the own kernels, see the specs).
+// additive masks with fully masked rows (0 output, 0 gradient), S = 1000, the F32 tiled
+// forward's ragged tiles (tiled_*). On the GPU the F16/BF16 cases run through both of its
+// routes (cuDNN's SDPA and the own kernels, see the specs).
 #include <cmath>
 #include <limits>
 
@@ -46,6 +47,20 @@ const std::vector<Spec>& specs() {
       {"key_padding_gqa4", 2, 4, 1, 6, 19, 32, 32, false, 3},
       {"causal_and_mask_scale", 1, 2, 2, 10, 10, 32, 32, true, 2, 0.3},
       {"d256", 1, 1, 1, 7, 9, 256, 256},
+      // F32 on the GPU: the tiled forward (src/cuda/attention/attention_f32_tiled.cu) takes
+      // D = Dv in {64, 128} without a mask, in blocks of 128 query rows and tiles of 64 keys.
+      // These give it ragged tiles on both sides (77, 130, 200, 300), several row blocks,
+      // causal with Sq > Sk and Sq < Sk, GQA 2:1 and 4:1, B·H > 1, a given scale, and Sk = 0
+      // (every row fully masked: out 0, logsumexp -inf; top-left causal always leaves key 0
+      // visible, so without a mask no other row is fully masked). The cases above with D = 64
+      // or 128 and no mask (causal_128, cudnn_*) reach it too.
+      {"tiled_d64_s77", 2, 2, 2, 77, 77, 64, 64},
+      {"tiled_causal_d128_s130", 1, 3, 3, 130, 130, 128, 128, true},
+      {"tiled_causal_sq_gt_sk_gqa_d64", 2, 4, 2, 130, 77, 64, 64, true},
+      {"tiled_sq_lt_sk_gqa4_d128", 1, 4, 1, 77, 200, 128, 128},
+      {"tiled_causal_sq_lt_sk_d64_scale", 1, 2, 2, 40, 130, 64, 64, true, 0, 0.2},
+      {"tiled_keys0_d128", 1, 2, 2, 20, 0, 128, 128},
+      {"tiled_causal_s300_d128", 1, 2, 2, 300, 300, 128, 128, true},
       // F16/BF16 on the GPU: cuDNN's SDPA takes the unmasked and causal cases with head dims
       // multiples of 8 (cuda_attention_ops.cpp); the masked, odd-dim and empty ones above stay
       // on the own kernels. These cover cuDNN's route: D = 64 and 128, GQA, causal with

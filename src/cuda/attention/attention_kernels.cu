@@ -382,6 +382,12 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
       FERRITE_CUDA_CHECK_LAUNCH();
       return;
     }
+    if constexpr (std::is_same_v<T, float>) {
+      if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
+        tiled_forward_f32(d, p, stream);
+        return;
+      }
+    }
     const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * s.d);
     const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
     auto kernel = query_side_kernel<T, A, false>;
@@ -397,11 +403,21 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   visit(d.dtype, [&](auto* t, auto* a) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = std::remove_pointer_t<decltype(a)>;
+    // F32, D = Dv in {64, 128}, no explicit mask: the tiled dq and dk/dv kernels after delta_kernel.
+    bool tiled = false;
+    if constexpr (std::is_same_v<T, float>) tiled = tiled_backward_f32_fits(d, p);
     const std::int64_t rows = d.batch * d.heads_q * d.seq_q;
     if (rows > 0) {
       delta_kernel<T, A><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0, stream>>>(
           static_cast<const T*>(p.grad_out), static_cast<const T*>(p.out), static_cast<A*>(p.delta), rows, s.dv);
       FERRITE_CUDA_CHECK_LAUNCH();
+    }
+    if (tiled) {
+      if (rows > 0) tiled_backward_dq_f32(d, p, stream);
+      if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32(d, p, stream);
+      return;
+    }
+    if (rows > 0) {
       const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * (s.d + s.dv));
       const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
       auto kernel = query_side_kernel<T, A, true>;

@@ -30,4 +30,18 @@ std::size_t delta_bytes(const AttentionDesc& desc);
 void forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 
+/// The register-blocked F32 forward (attention_f32_tiled.cu): 128 query rows per block. It takes
+/// F32 without an explicit mask (causal or not), D = Dv in {64, 128}, dense inputs whose q, k,
+/// v and out start on the 16-byte grid, and at least one query row.
+bool tiled_forward_f32_fits(const AttentionDesc& desc, const Pointers& p);
+void tiled_forward_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+
+/// The register-blocked F32 backward (attention_f32_tiled_bwd.cu), after delta_kernel: dq with
+/// 64 query rows per block (needs B·Hq·Sq > 0), dk/dv with 64 keys per block (needs
+/// B·Hkv·Sk > 0). It takes what the tiled forward takes, with grad_out, dq, dk and dv on the
+/// 16-byte grid too (and Sq = 0 or Sk = 0: the caller launches only the side that has rows).
+bool tiled_backward_f32_fits(const AttentionDesc& desc, const Pointers& p);
+void tiled_backward_dq_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+void tiled_backward_dkdv_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+
 }  // namespace ferrite::cuda::attention
