@@ -95,8 +95,15 @@ std::vector<Tensor> engine_views(Device device) {
   const Tensor b = remainder(i, i * 0 + 3) == 0;                            // Bool
   results.push_back(logical_not(b.narrow(1, 1, 55)));
   results.push_back(logical_xor(b.t(), b.t().contiguous()));
-  results.push_back(i.narrow(1, 1, 55).to(DType::F32));                   // integer cast: staged
+  // Casts to and from integer, Bool and complex dtypes read views through the strided kernel.
+  results.push_back(i.narrow(1, 1, 55).to(DType::F32));
   results.push_back(b.narrow(1, 1, 55).to(DType::I32));
+  results.push_back(i.slice(1, 0, 57, 3).to(DType::Bool));
+  results.push_back(i.reshape({41, 3, 19}).narrow(2, 1, 17).to(DType::I32));  // rank 3
+  const Tensor z = i.narrow(1, 1, 55).to(DType::C128);                        // from an integer view
+  results.push_back(z.narrow(1, 1, 53).to(DType::C64));                       // complex to complex
+  results.push_back(z.narrow(1, 1, 53).to(DType::F64));                       // complex to real
+  results.push_back(b.narrow(0, 1, 39).narrow(1, 2, 50).to(DType::C64));      // Bool to complex
   results.push_back(exp(full({1, 3}, 0.5, DType::F32, device).narrow(1, 1, 1)));  // one element
   results.push_back(exp(zeros({4, 3}, DType::F32, device).narrow(1, 1, 0)));        // empty
   const Tensor big = arange(0, 1 << 20, 1, DType::F32, device).reshape({1024, 1024}) * 1e-6;
