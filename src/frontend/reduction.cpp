@@ -111,8 +111,9 @@ Tensor reduce_impl(Op op, const Tensor& x, const ReduceExtents& e, const Shape& 
   return out;
 }
 
-// argmax/argmin over everything: the index counts x's elements in x's (row-major) order,
-// which a permuted x's memory order is not, so that one reads x through buffer() (a copy).
+// Over everything, a transposed or permuted x is reduced as its dense block, in memory order;
+// except argmax/argmin, whose index counts x's elements in x's own (row-major) order, which
+// memory order is not: those read x through buffer() (a copy of such a view).
 Tensor reduce_all(Op op, const Tensor& x, std::optional<DType> dtype = std::nullopt) {
   check_input(op, x);
   const ReduceExtents e{1, x.numel(), 1};
