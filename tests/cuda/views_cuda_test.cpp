@@ -155,6 +155,38 @@ TEST(CudaViews, FloatingCastsAndBackwardPassesPastThirtyTwoBitOffsets) {
   EXPECT_EQ(grad.to(DType::F32).to(Device::cpu()).to_vector<float>(), std::vector<float>({0, 0, 0, 2, 2, 2}));
 }
 
+// Casts of every dtype pair and reductions of transposed views allocate only their result on
+// the device (a dense copy of the view would be a second allocation). The reductions are
+// short enough along the dim (< 1024) that the column kernel takes no scratch for partials.
+TEST(CudaViews, CastsAndReductionsOfViewsAllocateOnlyTheirResult) {
+  const Device gpu = Device::cuda(0);
+  const Tensor x = arange(0, 64 * 48, 1, DType::F32, gpu).reshape({64, 48}) * 0.5 - 700;
+  auto allocations_of = [&](auto&& op) {
+    synchronize(gpu);
+    const auto before = memory_stats(gpu).allocations;
+    const Tensor out = op();
+    return memory_stats(gpu).allocations - before;
+  };
+  for (const DType from : {DType::I32, DType::Bool, DType::C64}) {
+    const Tensor v = x.to(from).narrow(1, 1, 45);
+    for (const DType to : {DType::F32, DType::I64, DType::C128}) {
+      SCOPED_TRACE(std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)));
+      EXPECT_EQ(allocations_of([&] { return v.to(to); }), 1);
+      EXPECT_EQ(v.to(to).to(Device::cpu()).to_bytes(), v.to(Device::cpu()).to(to).to_bytes());
+    }
+  }
+  const Tensor xt = x.t();  // [48, 64]
+  for (const std::int64_t d : {0, 1}) {
+    SCOPED_TRACE("dim " + std::to_string(d));
+    EXPECT_EQ(allocations_of([&] { return sum(xt, d); }), 1);
+    EXPECT_EQ(allocations_of([&] { return amax(xt, d, true); }), 1);
+    EXPECT_EQ(allocations_of([&] { return argmax(xt, d); }), 1);
+    // The same op over the dense block, bit for bit: sum over dim d of x.t() is over 1 - d of x.
+    EXPECT_EQ(sum(xt, d).to(Device::cpu()).to_bytes(), sum(x, 1 - d).to(Device::cpu()).to_bytes());
+    EXPECT_EQ(argmax(xt, d).to(Device::cpu()).to_bytes(), argmax(x, 1 - d).to(Device::cpu()).to_bytes());
+  }
+}
+
 TEST(CudaViews, ExpandedTargetsAreRefusedOnTheDevice) {
   const Tensor e = zeros({1, 3}, DType::F32, Device::cuda(0)).expand({2, 3});
   EXPECT_EQ(conformance::expect_error([&] { e.fill_(1); }, ErrorKind::InvalidArgument, "single memory location"), "");
