@@ -22,6 +22,8 @@ void elementwise_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   cases.push_back({"add_row_broadcast_f32", "[" + std::to_string(rows) + ", 4096] + [4096]",
                    2.0 * 4 * rows * cols + 4.0 * cols, [=] { (void)add(*matrix, *row); }});
   cases.push_back({"cast_f32_to_bf16", n_text, 6 * nf, [=] { (void)x32->to(DType::BF16); }});
+  // The contiguous twin of the integer cast cases on views (cases_views.cpp).
+  cases.push_back({"cast_f32_to_i32", n_text, 8 * nf, [=] { (void)x32->to(DType::I32); }});
   cases.push_back({"relu_f32", n_text, 2 * 4 * nf, [=] { (void)relu(*x32); }});
 
   // The rest of the family (issue #3): a transcendental unary op, maximum, where, gelu

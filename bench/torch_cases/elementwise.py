@@ -38,6 +38,7 @@ def cases(quick):
         Case("add_bf16", lambda: x16 + y16, bytes=6 * nf),
         Case("add_row_broadcast_f32", lambda: m + row, bytes=8.0 * rows * 4096 + 4 * 4096),
         Case("cast_f32_to_bf16", lambda: x32.to(torch.bfloat16), bytes=6 * nf),
+        Case("cast_f32_to_i32", lambda: x32.to(torch.int32), bytes=8 * nf),
         Case("relu_f32", lambda: torch.relu(x32), bytes=8 * nf),
         Case("exp_f32", lambda: torch.exp(x32), bytes=8 * nf),
         Case("exp_bf16", lambda: torch.exp(x16), bytes=4 * nf),

@@ -1,8 +1,9 @@
 // Tensor: shared storage plus shape, strides and a storage offset (in elements), as in
 // PyTorch. View ops (slice, select, transpose, expand, ...) return tensors that share the
 // storage; ops read a strided tensor directly where their kernels take strides (elementwise
-// ops, casts, copies) and through one dense copy otherwise (buffer()); results are
-// contiguous. docs/api.md lists the views.
+// ops, casts, copies; reductions of a transposed or permuted dense tensor, as its dense
+// block) and through one dense copy otherwise (buffer()); results are contiguous.
+// docs/api.md lists the views and what each op does with them.
 #pragma once
 
 #include <cstdint>

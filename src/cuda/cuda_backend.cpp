@@ -112,9 +112,7 @@ class CudaBackend final : public Backend {
 
   void cast(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout) override {
     DeviceGuard guard(out.device().index);
-    if (dense_and_aligned(layout, {&x, &out}) ||
-        (kernels::cast_reads_views(x.dtype(), out.dtype()) && offsets_fit_32_bits(layout)))
-      return kernels::cast(x, out, layout, stream_of(out));
+    if (engine_reads(layout, {&x, &out})) return kernels::cast(x, out, layout, stream_of(out));
     kernels::cast(dense_input(x, layout, 0, out.device()), out, contiguous_layout(layout.numel, 1), stream_of(out));
   }
 

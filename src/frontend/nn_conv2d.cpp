@@ -93,19 +93,26 @@ Conv2dGrads conv2d_backward(const Tensor& grad, const Tensor& x, const Tensor& w
   FERRITE_CHECK(grad.shape() == want, ShapeMismatch, op, ": grad ", grad.description(),
                 " does not have the forward output's shape ", shape_str(want));
   ConvOps& ops = frontend::conv_ops_of(x);
+  // grad made dense once (a copy only for a view), for both kernels and for the bias sum: a
+  // sum over a transposed view would add in its memory order, and this op's results must not
+  // depend on grad's layout.
+  const Buffer grad_buffer = grad.buffer();
+  const Tensor dense_grad(grad_buffer, grad.shape());
   Conv2dGrads g;
   if (mask[0]) {
     g.input = frontend::allocate(x.shape(), x.dtype(), x.device());
-    if (g.input.numel() > 0) ops.conv2d_backward_input(d, grad.buffer(), weight.buffer(), g.input.buffer());
+    if (g.input.numel() > 0) ops.conv2d_backward_input(d, grad_buffer, weight.buffer(), g.input.buffer());
   }
   if (mask[1]) {
     g.weight = frontend::allocate(weight.shape(), x.dtype(), x.device());
     if (grad.numel() == 0) g.weight.zero_();
-    else ops.conv2d_backward_weight(d, grad.buffer(), x.buffer(), g.weight.buffer());
+    else ops.conv2d_backward_weight(d, grad_buffer, x.buffer(), g.weight.buffer());
   }
   if (mask[2]) {
     if (grad.numel() == 0) g.bias = zeros({d.k}, x.dtype(), x.device());
-    else g.bias = x.dim() == 4 ? sum(grad, std::vector<std::int64_t>{0, 2, 3}) : sum(grad, std::vector<std::int64_t>{1, 2});
+    else
+      g.bias = x.dim() == 4 ? sum(dense_grad, std::vector<std::int64_t>{0, 2, 3})
+                            : sum(dense_grad, std::vector<std::int64_t>{1, 2});
   }
   return g;
 }

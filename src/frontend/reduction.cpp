@@ -2,12 +2,15 @@
 // allocate the result, call the backend's ReductionOps.
 #include "ferrite/reduction.hpp"
 
+#include <algorithm>
+#include <numeric>
 #include <optional>
 
 #include "core/extent.hpp"
 #include "core/reduction_support.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/reduction_common.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 namespace frontend {
@@ -30,6 +33,39 @@ Shape reduced_shape(const Tensor& x, std::int64_t d, bool keepdim) {
   else
     s.erase(s.begin() + d);
   return s;
+}
+
+ReductionInput reduction_input(const Tensor& x) {
+  ReductionInput in{x, {}};
+  if (const auto order = memory_order(x)) {
+    in.dense = x.permute(*order);
+    in.order = *order;
+  }
+  return in;
+}
+
+std::int64_t ReductionInput::dense_dim(std::int64_t d) const {
+  if (order.empty()) return d;
+  return static_cast<std::int64_t>(std::find(order.begin(), order.end(), d) - order.begin());
+}
+
+Tensor ReductionInput::to_view_order(Tensor out, const std::vector<bool>& reduced, bool keepdim,
+                                     const Shape& x_shape) const {
+  // out's dims are x's kept dims as they lie in memory; `back` lists them in x's order.
+  std::vector<std::int64_t> kept;
+  for (std::int64_t d : order)
+    if (!reduced[static_cast<std::size_t>(d)]) kept.push_back(d);
+  std::vector<std::int64_t> back(kept.size());
+  std::iota(back.begin(), back.end(), 0);
+  std::sort(back.begin(), back.end(), [&](std::int64_t a, std::int64_t b) {
+    return kept[static_cast<std::size_t>(a)] < kept[static_cast<std::size_t>(b)];
+  });
+  if (!std::is_sorted(kept.begin(), kept.end())) out = out.permute(back).contiguous();
+  if (!keepdim) return out;
+  Shape shape = x_shape;
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (reduced[d]) shape[d] = 1;
+  return out.reshape(shape);
 }
 
 }  // namespace frontend
@@ -75,12 +111,16 @@ Tensor reduce_impl(Op op, const Tensor& x, const ReduceExtents& e, const Shape& 
   return out;
 }
 
+// Over everything, a transposed or permuted x is reduced as its dense block, in memory order;
+// except argmax/argmin, whose index counts x's elements in x's own (row-major) order, which
+// memory order is not: those read x through buffer() (a copy of such a view).
 Tensor reduce_all(Op op, const Tensor& x, std::optional<DType> dtype = std::nullopt) {
   check_input(op, x);
   const ReduceExtents e{1, x.numel(), 1};
   if (op == Op::Amin || op == Op::Amax || op == Op::Argmax || op == Op::Argmin) check_not_empty(op, x, e, true);
   if (dtype) dtype = checked_result_dtype(op, x, *dtype);
-  return reduce_impl(op, x, e, {}, dtype);
+  if (op == Op::Argmax || op == Op::Argmin) return reduce_impl(op, x, e, {}, dtype);
+  return reduce_impl(op, frontend::reduction_input(x).dense, e, {}, dtype);
 }
 
 Tensor reduce_dim(Op op, const Tensor& x, std::int64_t dim, bool keepdim, std::optional<DType> dtype = std::nullopt) {
@@ -89,6 +129,16 @@ Tensor reduce_dim(Op op, const Tensor& x, std::int64_t dim, bool keepdim, std::o
   const ReduceExtents e = frontend::extents_around(x, d);
   if (op == Op::Amin || op == Op::Amax || op == Op::Argmax || op == Op::Argmin) check_not_empty(op, x, e, false);
   if (dtype) dtype = checked_result_dtype(op, x, *dtype);
+  if (const frontend::ReductionInput in = frontend::reduction_input(x); in.permuted()) {
+    // The same dim of the dense block: same extent, its elements in the same order (argmax's
+    // indices along it are x's), only outer and inner differ.
+    const std::int64_t p = in.dense_dim(d);
+    const Tensor out = reduce_impl(op, in.dense, frontend::extents_around(in.dense, p),
+                                   frontend::reduced_shape(in.dense, p, false), dtype);
+    std::vector<bool> reduced(static_cast<std::size_t>(x.dim()), false);
+    reduced[static_cast<std::size_t>(d)] = true;
+    return in.to_view_order(out, reduced, keepdim, x.shape());
+  }
   return reduce_impl(op, x, e, frontend::reduced_shape(x, d, keepdim), dtype);
 }
 

@@ -5,6 +5,7 @@
 #include "ferrite/reduction.hpp"
 #include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/reduction_common.hpp"
 
 namespace ferrite {
 namespace {
@@ -13,6 +14,8 @@ using SingleDim = Tensor (*)(const Tensor&, std::int64_t, bool);
 
 /// Moves the listed dims to the end (permute copies only when they are not trailing
 /// already), merges them into one and reduces it once: one rounding, as a single-dim op.
+/// A transposed or permuted dense x is reduced as its dense block, over the same dims mapped
+/// through the permutation (frontend::ReductionInput), so its dims merge as they lie in memory.
 Tensor reduce_dims(const char* op, SingleDim reduce, const Tensor& x, const std::vector<std::int64_t>& dims,
                    bool keepdim) {
   frontend::check_defined(op, {&x});
@@ -24,6 +27,12 @@ Tensor reduce_dims(const char* op, SingleDim reduce, const Tensor& x, const std:
     FERRITE_CHECK(!reduced[static_cast<std::size_t>(w)], InvalidArgument, op, ": dim ", w,
                   " appears multiple times in the list of dims");
     reduced[static_cast<std::size_t>(w)] = true;
+  }
+  if (const frontend::ReductionInput in = frontend::reduction_input(x); in.permuted()) {
+    std::vector<std::int64_t> mapped;
+    for (std::int64_t d = 0; d < rank; ++d)
+      if (reduced[static_cast<std::size_t>(d)]) mapped.push_back(in.dense_dim(d));
+    return in.to_view_order(reduce_dims(op, reduce, in.dense, mapped, false), reduced, keepdim, x.shape());
   }
   std::vector<std::int64_t> order;
   Shape merged, kept_shape = x.shape();

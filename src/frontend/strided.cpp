@@ -151,13 +151,15 @@ std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& o
 
 void cast_elements(const Tensor& x, const Tensor& out) {
   if (x.numel() == 0) return;
-  if (x.is_contiguous()) {
-    // buffer() is aligned (tensor.hpp): the vector kernel, as before views existed.
+  if (x.is_contiguous() && reinterpret_cast<std::uintptr_t>(x.data_ptr()) % 16 == 0) {
+    // The vector kernel, as before views existed.
     backend(x.device()).cast(x.buffer(), out.buffer(), contiguous_layout(x.numel(), 1));
     return;
   }
-  // A view (narrowed, sliced with a step) is read through its strides into the contiguous
-  // out; elementwise_operand copies those a direct read would serve badly.
+  // A view (narrowed, sliced with a step, or contiguous from an offset off the 16-byte grid,
+  // which buffer() would copy) is read through its strides into the contiguous out, for every
+  // pair of dtypes; elementwise_operand copies those a direct read would serve badly. A cast
+  // computes each element alone, so where the view starts cannot change a result.
   const Tensor operand = elementwise_operand(x);
   const ElementwiseLayout layout = make_strided_layout(out.shape(), {&operand}, "to");
   backend(x.device()).cast(strided_buffer(operand), out.buffer(), layout);

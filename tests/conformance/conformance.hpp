@@ -15,6 +15,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ferrite/ferrite.hpp"
@@ -68,6 +69,15 @@ struct Entry {
   /// Why the op cannot run on a device (a run-time library absent there), or empty; a
   /// non-empty reason skips the entry on that device with the reason (no other cause may skip).
   std::function<std::string(Device)> unavailable = {};
+  /// Reductions, which read a transposed or permuted input as its dense block in memory order
+  /// (so a float sum adds in another order than over x.contiguous(), as in PyTorch): given a
+  /// case whose input is dense.permute(perm) in value, the same case over `dense` with its
+  /// dims mapped through perm, and which of the input's dims the case reduces (one flag per
+  /// dim). The strided passes then check the op on such views bit for bit against this case
+  /// (PermutedReductionConformance) and within backend_tolerance against the contiguous input.
+  std::function<std::pair<Case, std::vector<bool>>(const Case&, const Tensor& dense,
+                                                   const std::vector<std::int64_t>& perm)>
+      on_dense_block = {};
 };
 
 std::vector<Entry>& registry();

@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <iostream>
+#include <numeric>
 
 #include "conformance/conformance.hpp"
 
@@ -188,10 +189,23 @@ void check_views_match(const Param& param, Tensor (*twin)(const Tensor&, std::si
     }
     const std::vector<Tensor> expected = run(dense);
     const std::vector<Tensor> actual = run(strided);
+    // A reduction reads a transposed view as its dense block, in memory order: a float sum
+    // adds in another order, so against the contiguous input it agrees within the entry's
+    // tolerance (PermutedReductionConformance checks it bit for bit against that block).
+    bool memory_order = false;
+    for (const Tensor& t : strided.inputs) memory_order = memory_order || !t.is_contiguous();
+    memory_order = memory_order && entry.on_dense_block && (is_floating(dtype) || is_complex(dtype));
     ASSERT_EQ(actual.size(), expected.size());
     for (std::size_t i = 0; i < actual.size(); ++i) {
       EXPECT_EQ(actual[i].shape(), expected[i].shape()) << "output " << i;
       EXPECT_EQ(actual[i].dtype(), expected[i].dtype()) << "output " << i;
+      if (memory_order) {
+        const Tolerance tol =
+            entry.output_backend_tolerance ? entry.output_backend_tolerance(dtype, i) : entry.backend_tolerance(dtype);
+        EXPECT_EQ(compare(actual[i].to(Device::cpu()), expected[i].to(Device::cpu()), tol), "")
+            << "output " << i << " from a transposed input, against the contiguous input's result";
+        continue;
+      }
       EXPECT_TRUE(actual[i].to_bytes() == expected[i].to_bytes())
           << "output " << i << " from strided inputs differs from the contiguous inputs' result: "
           << compare(actual[i].to(Device::cpu()), expected[i].to(Device::cpu()), {});
@@ -233,6 +247,113 @@ TEST_P(RowStridedConformance, RowStridedViewsGiveTheSameResultsAsContiguousInput
 }
 
 INSTANTIATE_TEST_SUITE_P(Elementwise, RowStridedConformance, ::testing::ValuesIn(elementwise_params()), param_name);
+
+// The permuted pass, for the reductions (Entry::on_dense_block): each case's input of rank 2
+// and up again as a view of several permutations of a dense block (the last two dims
+// swapped; for rank 3 and up also all dims reversed and rotated by one), the block at the
+// start of its storage for the first and one element in (off the 16-byte grid) for the
+// others. A reduction reads such a view as the block itself, with the dims mapped through
+// the permutation, so its results must be bit for bit those of the same op over the dense
+// block (put back in the view's dim order), and within the entry's tolerance of the
+// contiguous input's (the same values; a float sum adds in memory order, as PyTorch's).
+std::vector<std::vector<std::int64_t>> view_permutations(std::int64_t rank) {
+  std::vector<std::int64_t> swap_last(static_cast<std::size_t>(rank));
+  std::iota(swap_last.begin(), swap_last.end(), 0);
+  std::swap(swap_last[swap_last.size() - 1], swap_last[swap_last.size() - 2]);
+  if (rank < 3) return {swap_last};
+  std::vector<std::int64_t> reversed(swap_last.size()), rotated(swap_last.size());
+  for (std::int64_t d = 0; d < rank; ++d) {
+    reversed[static_cast<std::size_t>(d)] = rank - 1 - d;
+    rotated[static_cast<std::size_t>(d)] = (d + 1) % rank;
+  }
+  return {swap_last, reversed, rotated};
+}
+
+/// `out`, a result of the op over the dense block, in the view's dim order: its dims are the
+/// block's dims (keepdim) or the block's kept dims, in the block's order.
+Tensor in_view_order(const Tensor& out, const std::vector<std::int64_t>& perm, const std::vector<bool>& reduced) {
+  if (out.dim() == 0) return out;
+  if (out.dim() == static_cast<std::int64_t>(perm.size())) return out.permute(perm).contiguous();
+  std::vector<bool> dense_reduced(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) dense_reduced[static_cast<std::size_t>(perm[i])] = reduced[i];
+  std::vector<std::int64_t> kept_dense, back;
+  for (std::size_t j = 0; j < perm.size(); ++j)
+    if (!dense_reduced[j]) kept_dense.push_back(static_cast<std::int64_t>(j));
+  for (std::size_t i = 0; i < perm.size(); ++i)
+    if (!reduced[i])
+      back.push_back(std::find(kept_dense.begin(), kept_dense.end(), perm[i]) - kept_dense.begin());
+  return out.permute(back).contiguous();
+}
+
+std::vector<Param> memory_order_params() {
+  std::vector<Param> params = all_params();
+  std::erase_if(params, [](const Param& p) { return !registry()[p.entry].on_dense_block; });
+  return params;
+}
+
+class PermutedReductionConformance : public ::testing::TestWithParam<Param> {};
+
+TEST_P(PermutedReductionConformance, PermutedViewsReduceAsTheirDenseBlock) {
+  const Entry& entry = registry()[GetParam().entry];
+  const DType dtype = GetParam().dtype;
+  Rng rng(case_seed(base_seed(), entry.op, dtype));
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  SCOPED_TRACE("inputs of base seed " + std::to_string(base_seed()) + "; repeat with: FERRITE_TEST_SEED=" +
+               std::to_string(base_seed()) + " ferrite_conformance --backend=" + (g_device.is_cpu() ? "cpu" : "cuda") +
+               " --gtest_filter=" + test->test_suite_name() + "." + test->name());
+  auto run = [&](const Case& c) -> std::vector<Tensor> {
+    if (entry.run_outputs) return entry.run_outputs(c);
+    return {entry.run(c.inputs)};
+  };
+  int checked = 0;
+  for (const Case& c : entry.cases(dtype, rng)) {
+    ASSERT_EQ(c.inputs.size(), 1u) << "on_dense_block is for single-input reductions";
+    const Tensor x = c.inputs[0].to(g_device);
+    if (x.dim() < 2) continue;
+    Case plain = c;
+    plain.inputs = {x};
+    const std::vector<Tensor> expected_values = run(plain);
+    const auto perms = view_permutations(x.dim());
+    for (std::size_t k = 0; k < perms.size(); ++k) {
+      const std::vector<std::int64_t>& perm = perms[k];
+      SCOPED_TRACE(entry.op + " " + std::string(dtype_name(dtype)) + " case " + c.label + ", permutation " +
+                   std::to_string(k));
+      std::vector<std::int64_t> inverse(perm.size());
+      for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+      const Tensor values = x.permute(inverse).contiguous();  // values.permute(perm) is x
+      const std::int64_t start = k == 0 ? 0 : 1;
+      const Tensor dense =
+          empty({values.numel() + start}, dtype, g_device).narrow(0, start, values.numel()).view(values.shape());
+      dense.copy_(values);
+      Case on_view = c;
+      on_view.inputs = {dense.permute(perm)};
+      ASSERT_EQ(on_view.inputs[0].to_bytes(), x.to_bytes());
+      const auto [on_block, reduced] = entry.on_dense_block(c, dense, perm);
+      const std::vector<Tensor> actual = run(on_view);
+      const std::vector<Tensor> block = run(on_block);
+      ASSERT_EQ(actual.size(), expected_values.size());
+      ASSERT_EQ(block.size(), expected_values.size());
+      for (std::size_t i = 0; i < actual.size(); ++i) {
+        EXPECT_EQ(actual[i].shape(), expected_values[i].shape()) << "output " << i;
+        EXPECT_EQ(actual[i].dtype(), expected_values[i].dtype()) << "output " << i;
+        EXPECT_TRUE(actual[i].is_contiguous()) << "output " << i;
+        const Tensor expected = in_view_order(block[i], perm, reduced).reshape(expected_values[i].shape());
+        EXPECT_TRUE(actual[i].to_bytes() == expected.to_bytes())
+            << "output " << i << " of the view differs from the op over its dense block: "
+            << compare(actual[i].to(Device::cpu()), expected.to(Device::cpu()), {});
+        const Tolerance tol =
+            entry.output_backend_tolerance ? entry.output_backend_tolerance(dtype, i) : entry.backend_tolerance(dtype);
+        EXPECT_EQ(compare(actual[i].to(Device::cpu()), expected_values[i].to(Device::cpu()), tol), "")
+            << "output " << i << " of the view, against the contiguous input's result";
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 0) << "no case of rank 2 or more";
+}
+
+INSTANTIATE_TEST_SUITE_P(Reductions, PermutedReductionConformance, ::testing::ValuesIn(memory_order_params()),
+                         param_name);
 
 // The default seed must give the same inputs on every run (the suite is repeatable). A few
 // entries that draw inputs in different ways (random, extremes, special rows, near-one

@@ -62,6 +62,19 @@ Entry sum_dims_entry() {
   };
   e.reference_tolerance = cpu_rounding;
   e.backend_tolerance = accumulated;
+  e.on_dense_block = [](const Case& c, const Tensor& dense, const std::vector<std::int64_t>& perm) {
+    const auto rank = static_cast<std::int64_t>(perm.size());
+    Case mapped = c;
+    mapped.inputs = {dense};
+    mapped.ints.clear();
+    std::vector<bool> reduced(static_cast<std::size_t>(rank), c.ints.empty());
+    for (std::int64_t d : c.ints) {
+      const std::int64_t w = d < 0 ? d + rank : d;
+      reduced[static_cast<std::size_t>(w)] = true;
+      mapped.ints.push_back(perm[static_cast<std::size_t>(w)]);
+    }
+    return std::make_pair(mapped, reduced);
+  };
   e.errors = [](DType d) {
     return std::vector<ErrorCase>{{"repeated dim", [d](Device dev) { sum(zeros({2, 3}, d, dev), {1, -1}); },
                                    ErrorKind::InvalidArgument, "sum: dim 1 appears multiple times"}};
@@ -109,6 +122,7 @@ Entry max_min_dim_entry(bool is_max) {
   };
   e.reference_tolerance = exact;
   e.backend_tolerance = exact;
+  e.on_dense_block = dim_case_on_dense_block;
   e.errors = [is_max](DType d) {
     return std::vector<ErrorCase>{{"dim out of range",
                                    [d, is_max](Device dev) {

@@ -133,6 +133,7 @@ Entry reduce_entry(const std::string& name, const std::vector<DType>& dtypes, Re
   e.reference_outputs = [name, ref](const Case& c) { return std::vector<Tensor>{reduce_reference(name, c, ref)}; };
   e.reference_tolerance = cpu_rounding;
   e.backend_tolerance = gpu_tolerance;
+  e.on_dense_block = dim_case_on_dense_block;
   e.errors = [name, fn](DType d) {
     std::vector<ErrorCase> errors = {
         {"dim out of range", [fn, d](Device dev) { fn(zeros({3, 4}, d, dev), 2, false); }, ErrorKind::IndexOutOfRange,
@@ -254,6 +255,7 @@ Entry any_all_entry(const std::string& name, Tensor (*all_fn)(const Tensor&), Te
   };
   e.reference_tolerance = exact;
   e.backend_tolerance = exact;
+  e.on_dense_block = dim_case_on_dense_block;
   e.errors = [name, dim_fn](DType) {
     return std::vector<ErrorCase>{
         {"float input", [dim_fn](Device d) { dim_fn(zeros({3}, DType::F32, d), 0, false); }, ErrorKind::Unsupported,
@@ -315,6 +317,13 @@ Entry arg_entry(const std::string& name, Reduce fn, bool is_max) {
   };
   e.reference_tolerance = exact;
   e.backend_tolerance = exact;
+  // An index over all elements counts them in the input's own (row-major) order, not in
+  // memory order: argmax/argmin of a whole permuted view reads it as x.contiguous().
+  e.on_dense_block = [](const Case& c, const Tensor& dense, const std::vector<std::int64_t>& perm) {
+    auto mapped = dim_case_on_dense_block(c, dense, perm);
+    if (c.ints[0] == kAll) mapped.first.inputs = {dense.permute(perm).contiguous()};
+    return mapped;
+  };
   e.errors = [name, fn](DType d) {
     return std::vector<ErrorCase>{
         {"empty input", [fn, d](Device dev) { fn(zeros({0}, d, dev), kAll, false); }, ErrorKind::InvalidArgument,

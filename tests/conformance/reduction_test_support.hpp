@@ -6,6 +6,7 @@
 #include <cmath>
 #include <limits>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance/conformance.hpp"
@@ -55,6 +56,22 @@ inline Shape reduced(const Shape& shape, std::int64_t dim, bool keepdim) {
 /// Flat index of element j of output column k (k over outer * inner).
 inline std::int64_t flat(const Extents& e, std::int64_t k, std::int64_t j) {
   return (k / e.inner) * e.dim * e.inner + k % e.inner + j * e.inner;
+}
+
+/// Entry::on_dense_block of the entries whose Case::ints[0] is a dim or kAll (the rest of the
+/// case, keepdim included, as it is).
+inline std::pair<Case, std::vector<bool>> dim_case_on_dense_block(const Case& c, const Tensor& dense,
+                                                                  const std::vector<std::int64_t>& perm) {
+  const auto rank = static_cast<std::int64_t>(perm.size());
+  Case mapped = c;
+  mapped.inputs = {dense};
+  std::vector<bool> reduced(static_cast<std::size_t>(rank), c.ints[0] == kAll);
+  if (c.ints[0] != kAll) {
+    const std::int64_t d = c.ints[0] < 0 ? c.ints[0] + rank : c.ints[0];
+    reduced[static_cast<std::size_t>(d)] = true;
+    mapped.ints[0] = perm[static_cast<std::size_t>(d)];
+  }
+  return {mapped, reduced};
 }
 
 /// Random values of a float or integer dtype; `positive` draws from [1/16, 1/4] (sums of long

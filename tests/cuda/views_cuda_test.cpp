@@ -95,8 +95,15 @@ std::vector<Tensor> engine_views(Device device) {
   const Tensor b = remainder(i, i * 0 + 3) == 0;                            // Bool
   results.push_back(logical_not(b.narrow(1, 1, 55)));
   results.push_back(logical_xor(b.t(), b.t().contiguous()));
-  results.push_back(i.narrow(1, 1, 55).to(DType::F32));                   // integer cast: staged
+  // Casts to and from integer, Bool and complex dtypes read views through the strided kernel.
+  results.push_back(i.narrow(1, 1, 55).to(DType::F32));
   results.push_back(b.narrow(1, 1, 55).to(DType::I32));
+  results.push_back(i.slice(1, 0, 57, 3).to(DType::Bool));
+  results.push_back(i.reshape({41, 3, 19}).narrow(2, 1, 17).to(DType::I32));  // rank 3
+  const Tensor z = i.narrow(1, 1, 55).to(DType::C128);                        // from an integer view
+  results.push_back(z.narrow(1, 1, 53).to(DType::C64));                       // complex to complex
+  results.push_back(z.narrow(1, 1, 53).to(DType::F64));                       // complex to real
+  results.push_back(b.narrow(0, 1, 39).narrow(1, 2, 50).to(DType::C64));      // Bool to complex
   results.push_back(exp(full({1, 3}, 0.5, DType::F32, device).narrow(1, 1, 1)));  // one element
   results.push_back(exp(zeros({4, 3}, DType::F32, device).narrow(1, 1, 0)));        // empty
   const Tensor big = arange(0, 1 << 20, 1, DType::F32, device).reshape({1024, 1024}) * 1e-6;
@@ -146,6 +153,38 @@ TEST(CudaViews, FloatingCastsAndBackwardPassesPastThirtyTwoBitOffsets) {
   const Tensor grad = relu_backward(view, view);  // grad * (x > 0)
   EXPECT_TRUE(grad.is_contiguous());
   EXPECT_EQ(grad.to(DType::F32).to(Device::cpu()).to_vector<float>(), std::vector<float>({0, 0, 0, 2, 2, 2}));
+}
+
+// Casts of every dtype pair and reductions of transposed views allocate only their result on
+// the device (a dense copy of the view would be a second allocation). The reductions are
+// short enough along the dim (< 1024) that the column kernel takes no scratch for partials.
+TEST(CudaViews, CastsAndReductionsOfViewsAllocateOnlyTheirResult) {
+  const Device gpu = Device::cuda(0);
+  const Tensor x = arange(0, 64 * 48, 1, DType::F32, gpu).reshape({64, 48}) * 0.5 - 700;
+  auto allocations_of = [&](auto&& op) {
+    synchronize(gpu);
+    const auto before = memory_stats(gpu).allocations;
+    const Tensor out = op();
+    return memory_stats(gpu).allocations - before;
+  };
+  for (const DType from : {DType::I32, DType::Bool, DType::C64}) {
+    const Tensor v = x.to(from).narrow(1, 1, 45);
+    for (const DType to : {DType::F32, DType::I64, DType::C128}) {
+      SCOPED_TRACE(std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)));
+      EXPECT_EQ(allocations_of([&] { return v.to(to); }), 1);
+      EXPECT_EQ(v.to(to).to(Device::cpu()).to_bytes(), v.to(Device::cpu()).to(to).to_bytes());
+    }
+  }
+  const Tensor xt = x.t();  // [48, 64]
+  for (const std::int64_t d : {0, 1}) {
+    SCOPED_TRACE("dim " + std::to_string(d));
+    EXPECT_EQ(allocations_of([&] { return sum(xt, d); }), 1);
+    EXPECT_EQ(allocations_of([&] { return amax(xt, d, true); }), 1);
+    EXPECT_EQ(allocations_of([&] { return argmax(xt, d); }), 1);
+    // The same op over the dense block, bit for bit: sum over dim d of x.t() is over 1 - d of x.
+    EXPECT_EQ(sum(xt, d).to(Device::cpu()).to_bytes(), sum(x, 1 - d).to(Device::cpu()).to_bytes());
+    EXPECT_EQ(argmax(xt, d).to(Device::cpu()).to_bytes(), argmax(x, 1 - d).to(Device::cpu()).to_bytes());
+  }
 }
 
 TEST(CudaViews, ExpandedTargetsAreRefusedOnTheDevice) {

@@ -249,4 +249,94 @@ TEST(Views, CastsAndBackwardPassesReadViewsWithoutACopy) {
   EXPECT_EQ(tanh_backward(n.t(), m).to_bytes(), tanh_backward(n.t().contiguous(), m).to_bytes());
 }
 
+// Casts between any two dtypes (integer, Bool and complex included) read narrowed, stepped
+// and offset views through their strides: the result is the one allocation.
+TEST(Views, CastsOfEveryDTypeReadViewsWithoutACopy) {
+  const Tensor x = iota_f32({6, 9}).mul_(0.75).sub_(20);
+  const Tensor flat = x.flatten();
+  for (const DType from : {DType::F32, DType::I32, DType::I64, DType::Bool, DType::C64, DType::C128}) {
+    const Tensor base = x.to(from);
+    const Tensor flat_base = flat.to(from);
+    for (const DType to : {DType::F64, DType::BF16, DType::I32, DType::I64, DType::Bool, DType::C64, DType::C128}) {
+      if (to == from) continue;
+      std::vector<Tensor> views = {base.narrow(1, 1, 7), base.narrow(0, 1, 4).narrow(1, 2, 5), flat_base.narrow(0, 1, 53)};
+      // A C128 view stepping by 2 has its elements 32 bytes apart: elementwise_operand's rule
+      // copies such views first, as for every elementwise op.
+      if (from != DType::C128) views.push_back(base.slice(1, 0, 9, 2));
+      for (const Tensor& v : views) {
+        SCOPED_TRACE(std::string(dtype_name(from)) + " to " + std::string(dtype_name(to)) + " of " + v.description());
+        const auto before = memory_stats(Device::cpu()).allocations;
+        const Tensor cast = v.to(to);
+        EXPECT_EQ(memory_stats(Device::cpu()).allocations - before, 1) << "a view was copied first";
+        EXPECT_TRUE(cast.is_contiguous());
+        EXPECT_EQ(cast.to_bytes(), v.contiguous().to(to).to_bytes());
+      }
+    }
+  }
+}
+
+// A reduction of a transposed or permuted dense tensor reduces the dense block with the dims
+// mapped (sum over dim 1 of x.t() is a sum over dim 0 of x): no copy of the input, only the
+// result (and a copy of the result when the kept dims lie in another order in memory).
+TEST(Views, ReductionsOfPermutedViewsReduceTheDenseBlockWithoutACopy) {
+  const Tensor x = iota_f32({6, 9}).mul_(0.25).sub_(5);
+  const Tensor xt = x.t();  // [9, 6]
+  auto allocations_of = [](auto&& op) {
+    const auto before = memory_stats(Device::cpu()).allocations;
+    const Tensor out = op();
+    return std::make_pair(out, memory_stats(Device::cpu()).allocations - before);
+  };
+  const Tensor c = xt.contiguous();
+  for (const bool keep : {false, true}) {
+    for (const std::int64_t d : {0, 1, -1}) {
+      SCOPED_TRACE("dim " + std::to_string(d) + (keep ? " keepdim" : ""));
+      const auto [s, n] = allocations_of([&] { return sum(xt, d, keep); });
+      EXPECT_EQ(n, 1) << "the view was copied first";
+      EXPECT_EQ(s.shape(), sum(c, d, keep).shape());
+      EXPECT_TRUE(s.is_contiguous());
+      // The CPU adds each output's elements in index order along the dim either way.
+      EXPECT_EQ(s.to_bytes(), sum(c, d, keep).to_bytes());
+      EXPECT_EQ(allocations_of([&] { return amax(xt, d, keep); }).second, 1);
+      EXPECT_EQ(amax(xt, d, keep).to_bytes(), amax(c, d, keep).to_bytes());
+      // Indices count along the reduced dim, which the mapping leaves as it is.
+      EXPECT_EQ(allocations_of([&] { return argmin(xt, d, keep); }).second, 1);
+      EXPECT_EQ(argmin(xt, d, keep).to_vector<std::int64_t>(), argmin(c, d, keep).to_vector<std::int64_t>());
+      const Tensor b = remainder(x.to(DType::I32), full({}, 3, DType::I32)) == 0;
+      EXPECT_EQ(allocations_of([&] { return any(b.t(), d, keep); }).second, 1);
+      EXPECT_EQ(any(b.t(), d, keep).to_bytes(), any(b.t().contiguous(), d, keep).to_bytes());
+    }
+  }
+  // Everything: the dense block in memory order.
+  EXPECT_EQ(allocations_of([&] { return sum(xt); }).second, 1);
+  EXPECT_EQ(allocations_of([&] { return mean(xt, DType::F32); }).second, 1);
+  EXPECT_FLOAT_EQ(sum(xt).item<float>(), sum(x).item<float>());
+  // argmax over everything counts in the view's own order, so it reads a copy: 2 allocations.
+  EXPECT_EQ(allocations_of([&] { return argmax(xt); }).second, 2);
+  EXPECT_EQ(argmax(xt).item<std::int64_t>(), argmax(c).item<std::int64_t>());
+  // Rank 3: kept dims in memory order [2, 0] come back as [0, 2] (a copy of the small
+  // result), keepdim as PyTorch, and lists of dims.
+  const Tensor q = iota_f32({2, 3, 4}).sub_(11).permute({2, 0, 1});  // [4, 2, 3]
+  const auto [r, rn] = allocations_of([&] { return sum(q, 1, true); });
+  EXPECT_EQ(rn, 2);
+  EXPECT_EQ(r.shape(), (Shape{4, 1, 3}));
+  EXPECT_EQ(r.to_bytes(), sum(q.contiguous(), 1, true).to_bytes());
+  EXPECT_EQ(allocations_of([&] { return sum(q, 0); }).second, 1);  // kept [1, 2] of q: in order
+  EXPECT_EQ(sum(q, 0).to_bytes(), sum(q.contiguous(), 0).to_bytes());
+  // The same block one element into its storage (off the 16-byte grid): buffer() copies the
+  // block itself (a contiguous copy, so no result depends on where the block starts).
+  const Tensor storage = iota_f32({1 + 2 * 3 * 4}).sub_(12);
+  const Tensor p = storage.narrow(0, 1, 24).view({2, 3, 4}).permute({2, 0, 1});  // [4, 2, 3]
+  const Tensor pc = p.contiguous();
+  EXPECT_EQ(allocations_of([&] { return sum(p, 0); }).second, 2);
+  EXPECT_EQ(sum(p, 0).to_bytes(), sum(q, 0).to_bytes());
+  EXPECT_EQ(sum(p, 1, true).to_bytes(), sum(pc, 1, true).to_bytes());
+  EXPECT_EQ(sum(p, {0, 2}).to_bytes(), sum(pc, {0, 2}).to_bytes());
+  EXPECT_EQ(sum(p, {2, 1}, true).shape(), (Shape{4, 1, 1}));
+  EXPECT_EQ(sum(p, {2, 1}, true).to_bytes(), sum(pc, {2, 1}, true).to_bytes());
+  const auto [values_, indices] = max(p, -1);
+  const auto [cvalues, cindices] = max(pc, -1);
+  EXPECT_EQ(values_.to_bytes(), cvalues.to_bytes());
+  EXPECT_EQ(indices.to_vector<std::int64_t>(), cindices.to_vector<std::int64_t>());
+}
+
 }  // namespace

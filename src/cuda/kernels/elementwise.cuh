@@ -11,16 +11,9 @@ namespace ferrite::cuda::kernels {
 
 void fill(const Buffer& out, Scalar value, cudaStream_t stream);
 void arange(const Buffer& out, double start, double step, cudaStream_t stream);
-/// x is read through `layout`: contiguous, or, where cast_reads_views, a view whose offsets fit
-/// 32 bits (the backend stages other views through a dense copy).
+/// x is read through `layout` (contiguous, or a view whose offsets fit 32 bits: the backend
+/// stages larger views through a dense copy), for every pair of dtypes.
 void cast(const Buffer& x, const Buffer& out, const ElementwiseLayout& layout, cudaStream_t stream);
-/// Whether the cast from `in` to `out` reads views through their strides: between the real
-/// floating dtypes (F32, F64, F16, BF16) only. A strided kernel for each of the 100 dtype
-/// pairs made cast_single_precision.cu compile 45-90% longer (nvcc user time); the integer, Bool and
-/// complex pairs take one dense copy of a view first (cast_kernels.cuh, kCastReadsViews).
-constexpr bool cast_reads_views(DType in, DType out) {
-  return is_floating(in) && is_floating(out);
-}
 /// x is read through `layout` (contiguous, or a view whose offsets fit 32 bits: the backend
 /// stages larger views through a dense copy).
 void unary(Op op, const Buffer& x, const Buffer& out, const UnaryParams& params, const ElementwiseLayout& layout,

@@ -188,8 +188,8 @@ bool aligned_to(const T* p, std::size_t bytes) {
 /// Which layouts a launch_elementwise call site instantiates kernels for (each kind costs nvcc
 /// time in every op and dtype that includes it).
 enum class Layouts {
-  Contiguous,  // casts, fills, backward passes: the front end hands over dense buffers
-  Strided,     // unary ops: also views read through their strides, within 32-bit offsets
+  Contiguous,  // fills and the like: the front end hands over dense buffers
+  Strided,     // unary ops, casts, backward passes: also views read through their strides, within 32-bit offsets
   Any,         // binary ops, where: also broadcasting, tiles, and 64-bit offsets
 };
 
