@@ -1,0 +1,57 @@
+#!/usr/bin/env bash
+# Everything a session's last device call should prove, fitted into one 10-minute call:
+#   1. the build (scripts/gpu-check.sh's options);
+#   2. side by side: scripts/gpu-check.sh (every ctest program, CUDA conformance included, and
+#      compute-sanitizer memcheck of TEST_FILTER's conformance cases) and the GPT example's
+#      parity checks against PyTorch (examples/gpt/gpu_check.sh, THROUGHPUT=0);
+#   3. alone on the GPU: gpt2-small BF16 throughput against PyTorch eager and compile (SDPA);
+#   4. bench/compare_torch.py over BENCH_FILTER, cut off before LIMIT_S.
+# Usage (repository root, PyTorch's Python first in PATH):
+#   TEST_FILTER='*sparse*' BENCH_FILTER='rand_f32,sum_f32' scripts/gpu-proof.sh
+#   LIMIT_S=570   seconds the whole script may take (default 570: the device's 600 less margin)
+#   GPT_SPEED=0   skip step 3
+# stdout stays short (the device returns the last 12,000 characters); the logs are packed in
+# $OUT (default ./gpu-proof-out) as three archives.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-$PWD/gpu-proof-out}
+BUILD=${BUILD_DIR:-build-gpu}
+limit=${LIMIT_S:-570}
+start=$(date +%s)
+mkdir -p "$OUT"
+left() { echo $((limit - ($(date +%s) - start))); }
+
+if ! cmake -S . -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=Release >"$OUT/configure.log" 2>&1 ||
+   ! cmake --build "$BUILD" -j"$(nproc)" >"$OUT/build.log" 2>&1; then
+  echo "BUILD FAILED"; tail -40 "$OUT/build.log"; exit 1
+fi
+echo "build: $(($(date +%s) - start)) s"
+
+# The GPT parity runs are small next to the test programs; they share the GPU with them.
+(THROUGHPUT=0 BUILD_DIR="$BUILD" OUT="$OUT/gpt" bash examples/gpt/gpu_check.sh >"$OUT/gpt-parity.txt" 2>&1) &
+gpt=$!
+SKIP_BENCH=1 BUILD_DIR="$BUILD" OUT="$OUT/check" scripts/gpu-check.sh >"$OUT/check.txt" 2>&1
+status=$?
+wait $gpt
+echo "== gpu-check (status $status), $(($(date +%s) - start)) s"
+grep -vE "^(ferrite |backends:|CUDA runtime|[0-9]+ CUDA device|  cuda:)" "$OUT/check.txt" | grep -vE "^[0-9]+: conformance on" | head -70
+echo "== GPT parity"
+cat "$OUT/gpt-parity.txt"
+
+if [ "${GPT_SPEED:-1}" != 0 ] && [ "$(left)" -gt 200 ]; then
+  echo "== GPT speed, $(($(date +%s) - start)) s"
+  PARITY=0 THROUGHPUT=sdpa BUILD_DIR="$BUILD" OUT="$OUT/gpt-speed" timeout $(($(left) - 120)) \
+    bash examples/gpt/gpu_check.sh 2>&1 | tail -8
+fi
+
+if [ -n "${BENCH_FILTER:-}" ] && [ "$(left)" -gt 30 ]; then
+  echo "== benchmarks, $(($(date +%s) - start)) s (cut off after $(($(left) - 10)) s)"
+  PYTHONUNBUFFERED=1 timeout $(($(left) - 10)) python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT/bench" \
+    --filter "$BENCH_FILTER" >"$OUT/bench.txt" 2>&1
+  echo "bench exit $?"
+  if grep -q "^| case" "$OUT/bench.txt"; then grep -E "^\||target" "$OUT/bench.txt"
+  else grep -vE "Warning|warn|^ " "$OUT/bench.txt" | tail -40; fi
+fi
+echo "total: $(($(date +%s) - start)) s"
+( cd "$OUT" && tar czf proof-logs.tar.gz ./*.txt ./*.log 2>/dev/null && rm -f ./*.txt ./*.log )
+exit $status
