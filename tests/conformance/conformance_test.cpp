@@ -35,6 +35,20 @@ std::string param_name(const ::testing::TestParamInfo<Param>& info) {
   return name + "_" + std::to_string(info.index);
 }
 
+// What a failure prints so that it can be repeated: the base seed and the one test.
+std::string repeat_command() {
+  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
+  return "inputs of base seed " + std::to_string(base_seed()) + "; repeat with: FERRITE_TEST_SEED=" +
+         std::to_string(base_seed()) + " ferrite_conformance --backend=" + (g_device.is_cpu() ? "cpu" : "cuda") +
+         " --gtest_filter=" + test->test_suite_name() + "." + test->name();
+}
+
+// An entry's outputs for one case (single-output entries go through the same path).
+std::vector<Tensor> run_entry(const Entry& entry, const Case& c) {
+  if (entry.run_outputs) return entry.run_outputs(c);
+  return {entry.run(c.inputs)};
+}
+
 class Conformance : public ::testing::TestWithParam<Param> {};
 
 TEST_P(Conformance, MatchesReference) {
@@ -45,19 +59,12 @@ TEST_P(Conformance, MatchesReference) {
   // The same inputs every run unless FERRITE_TEST_SEED asks for others; every failure says
   // how to repeat it.
   Rng rng(case_seed(base_seed(), entry.op, dtype));
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  SCOPED_TRACE("inputs of base seed " + std::to_string(base_seed()) + "; repeat with: FERRITE_TEST_SEED=" +
-               std::to_string(base_seed()) + " ferrite_conformance --backend=" + (g_device.is_cpu() ? "cpu" : "cuda") +
-               " --gtest_filter=" + test->test_suite_name() + "." + test->name());
+  SCOPED_TRACE(repeat_command());
   ferrite::testing::set_memory_checks(true);
   const std::int64_t violations_before = ferrite::testing::guard_violations();
   const std::int64_t in_use_before = memory_stats(g_device).in_use_bytes;
 
-  // Single-output entries go through the same path as multi-output ones.
-  auto run = [&](const Case& c) -> std::vector<Tensor> {
-    if (entry.run_outputs) return entry.run_outputs(c);
-    return {entry.run(c.inputs)};
-  };
+  auto run = [&](const Case& c) { return run_entry(entry, c); };
   auto reference = [&](const Case& c) -> std::vector<Tensor> {
     if (entry.reference_outputs) return entry.reference_outputs(c);
     return {entry.reference(c.inputs)};
@@ -170,14 +177,8 @@ void check_views_match(const Param& param, Tensor (*twin)(const Tensor&, std::si
   if (entry.unavailable)  // a library this device lacks (GTEST_SKIP returns from this helper only)
     if (const std::string why = entry.unavailable(g_device); !why.empty()) GTEST_SKIP() << why;
   Rng rng(case_seed(base_seed(), entry.op, dtype));
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  SCOPED_TRACE("inputs of base seed " + std::to_string(base_seed()) + "; repeat with: FERRITE_TEST_SEED=" +
-               std::to_string(base_seed()) + " ferrite_conformance --backend=" + (g_device.is_cpu() ? "cpu" : "cuda") +
-               " --gtest_filter=" + test->test_suite_name() + "." + test->name());
-  auto run = [&](const Case& c) -> std::vector<Tensor> {
-    if (entry.run_outputs) return entry.run_outputs(c);
-    return {entry.run(c.inputs)};
-  };
+  SCOPED_TRACE(repeat_command());
+  auto run = [&](const Case& c) { return run_entry(entry, c); };
   std::size_t case_index = 0;
   for (const Case& c : entry.cases(dtype, rng)) {
     SCOPED_TRACE(entry.op + " " + std::string(dtype_name(dtype)) + " case " + c.label);
@@ -297,14 +298,8 @@ TEST_P(PermutedReductionConformance, PermutedViewsReduceAsTheirDenseBlock) {
   const Entry& entry = registry()[GetParam().entry];
   const DType dtype = GetParam().dtype;
   Rng rng(case_seed(base_seed(), entry.op, dtype));
-  const auto* test = ::testing::UnitTest::GetInstance()->current_test_info();
-  SCOPED_TRACE("inputs of base seed " + std::to_string(base_seed()) + "; repeat with: FERRITE_TEST_SEED=" +
-               std::to_string(base_seed()) + " ferrite_conformance --backend=" + (g_device.is_cpu() ? "cpu" : "cuda") +
-               " --gtest_filter=" + test->test_suite_name() + "." + test->name());
-  auto run = [&](const Case& c) -> std::vector<Tensor> {
-    if (entry.run_outputs) return entry.run_outputs(c);
-    return {entry.run(c.inputs)};
-  };
+  SCOPED_TRACE(repeat_command());
+  auto run = [&](const Case& c) { return run_entry(entry, c); };
   int checked = 0;
   for (const Case& c : entry.cases(dtype, rng)) {
     ASSERT_EQ(c.inputs.size(), 1u) << "on_dense_block is for single-input reductions";
