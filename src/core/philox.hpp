@@ -40,24 +40,30 @@ FERRITE_HOST_DEVICE void mulhilo(std::uint32_t a, std::uint32_t b, std::uint32_t
 
 /// Philox4x32 with 10 rounds, Random123's reference definition (its known-answer vectors
 /// are in tests/unit/random_test.cpp).
+inline constexpr std::uint32_t kPhiloxM0 = 0xD2511F53u, kPhiloxM1 = 0xCD9E8D57u;  // multipliers
+inline constexpr std::uint32_t kPhiloxW0 = 0x9E3779B9u, kPhiloxW1 = 0xBB67AE85u;  // key schedule
+
+/// One Philox4x32 round of the counter (c0..c3) under the round key (k0, k1).
+FERRITE_HOST_DEVICE void philox_round(std::uint32_t& c0, std::uint32_t& c1, std::uint32_t& c2, std::uint32_t& c3,
+                                      std::uint32_t k0, std::uint32_t k1) {
+  std::uint32_t hi0, lo0, hi1, lo1;
+  mulhilo(kPhiloxM0, c0, hi0, lo0);
+  mulhilo(kPhiloxM1, c2, hi1, lo1);
+  c0 = hi1 ^ c1 ^ k0;  // c1 and c3 are read before they are replaced
+  c1 = lo1;
+  c2 = hi0 ^ c3 ^ k1;
+  c3 = lo0;
+}
+
 FERRITE_HOST_DEVICE Words philox4x32_10(std::uint32_t c0, std::uint32_t c1, std::uint32_t c2,
                                                 std::uint32_t c3, std::uint32_t k0, std::uint32_t k1) {
-  constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-  constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
   for (int round = 0; round < 10; ++round) {
-    std::uint32_t hi0, lo0, hi1, lo1;
-    mulhilo(kM0, c0, hi0, lo0);
-    mulhilo(kM1, c2, hi1, lo1);
-    const std::uint32_t n0 = hi1 ^ c1 ^ k0, n2 = hi0 ^ c3 ^ k1;
-    c0 = n0;
-    c1 = lo1;
-    c2 = n2;
-    c3 = lo0;
-    k0 += kW0;
-    k1 += kW1;
+    philox_round(c0, c1, c2, c3, k0, k1);
+    k0 += kPhiloxW0;
+    k1 += kPhiloxW1;
   }
   return Words{{c0, c1, c2, c3}};
 }
@@ -81,33 +87,24 @@ struct PhiloxLanes {
   FERRITE_HOST_DEVICE PhiloxLanes(std::uint64_t seed, std::uint64_t offset, std::uint32_t group_hi)
       : k0(static_cast<std::uint32_t>(seed)), k1(static_cast<std::uint32_t>(seed >> 32)) {
     std::uint32_t hi1, lo1;
-    mulhilo(0xCD9E8D57u, static_cast<std::uint32_t>(offset), hi1, lo1);
+    mulhilo(kPhiloxM1, static_cast<std::uint32_t>(offset), hi1, lo1);
     n0 = hi1 ^ group_hi ^ k0;
     n1 = lo1;
     c3k1 = static_cast<std::uint32_t>(offset >> 32) ^ k1;
   }
 
   FERRITE_HOST_DEVICE Words operator()(std::uint32_t group_lo) const {
-    constexpr std::uint32_t kM0 = 0xD2511F53u, kM1 = 0xCD9E8D57u;
-    constexpr std::uint32_t kW0 = 0x9E3779B9u, kW1 = 0xBB67AE85u;
     std::uint32_t hi0, lo0;
-    mulhilo(kM0, group_lo, hi0, lo0);
+    mulhilo(kPhiloxM0, group_lo, hi0, lo0);
     std::uint32_t c0 = n0, c1 = n1, c2 = hi0 ^ c3k1, c3 = lo0;
     std::uint32_t a = k0, b = k1;
 #if defined(__CUDA_ARCH__)
 #pragma unroll
 #endif
     for (int round = 1; round < 10; ++round) {
-      a += kW0;
-      b += kW1;
-      std::uint32_t h0, l0, h1, l1;
-      mulhilo(kM0, c0, h0, l0);
-      mulhilo(kM1, c2, h1, l1);
-      const std::uint32_t m0 = h1 ^ c1 ^ a, m2 = h0 ^ c3 ^ b;
-      c0 = m0;
-      c1 = l1;
-      c2 = m2;
-      c3 = l0;
+      a += kPhiloxW0;
+      b += kPhiloxW1;
+      philox_round(c0, c1, c2, c3, a, b);
     }
     return Words{{c0, c1, c2, c3}};
   }
