@@ -1,6 +1,6 @@
 // Kernels of linalg_kernels.hpp. Elementwise ones use a grid-stride loop over all elements of
-// the batch; the per-matrix ones (pivots to a permutation, non-finite flags) one block or one
-// thread per matrix.
+// the batch; the triangle copy and the non-finite flags one warp per matrix column (see
+// ColumnLoop); pivots to a permutation one thread per matrix.
 #include "cuda/linalg/linalg_kernels.hpp"
 
 #include <cuComplex.h>
@@ -50,31 +50,91 @@ void dispatch(DType dtype, F&& f) {
   }
 }
 
+// Per-column kernels: one warp per column of a column-major [batch] rows×cols batch (column
+// `col` of the whole batch starts at col·rows), grid-stride over all columns, so a single
+// 4096² matrix spreads over the whole GPU and a batch of 3×3 ones still uses every warp.
+// `col` is uniform within a warp, so the warp votes below see all 32 lanes.
+struct ColumnLoop {
+  std::int64_t first, step;
+};
+__device__ ColumnLoop column_loop() {
+  return {(blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) >> 5, (std::int64_t(gridDim.x) * blockDim.x) >> 5};
+}
+// Rows [lo, hi) of column j inside the triangle (0: all, 1: lower i >= j, 2: upper i <= j).
+__device__ void triangle_rows(int triangle, std::int64_t j, std::int64_t rows, std::int64_t& lo, std::int64_t& hi) {
+  lo = triangle == 1 ? j : 0;
+  hi = triangle == 2 ? (j + 1 < rows ? j + 1 : rows) : rows;
+}
+
 template <class T>
-__global__ void zero_triangle_kernel(T* a, std::int64_t count, std::int64_t n, bool zero_upper) {
-  FERRITE_GRID_LOOP(e, count) {
-    const std::int64_t i = e % n, j = e / n % n;
-    if (zero_upper ? i < j : i > j) a[e] = zero_of<T>();
+__global__ void copy_triangle_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t columns,
+                                     std::int64_t n, bool keep_upper) {
+  const int lane = threadIdx.x & 31;
+  const ColumnLoop loop = column_loop();
+  for (std::int64_t col = loop.first; col < columns; col += loop.step) {
+    std::int64_t lo, hi;
+    triangle_rows(keep_upper ? 2 : 1, col % n, n, lo, hi);
+    const std::int64_t base = col * n;
+#pragma unroll 4
+    for (std::int64_t i = lane; i < n; i += 32) dst[base + i] = i >= lo && i < hi ? src[base + i] : zero_of<T>();
   }
 }
 
-// One thread per diagonal element (a loop per matrix would walk 4096 strided loads in one
-// thread): the first NaN's order is an atomicMin into `first` (order-independent, so
-// deterministic), then merged into info where the factorisation itself succeeded.
+// A NaN pivot at order k + 1 lowers info[b] to k + 1 unless a smaller failure is already
+// there (0 counts as none): a compare-and-swap minimum, order-independent and so
+// deterministic, written only by the rare threads that see a NaN.
 template <class T>
-__global__ void nan_diagonal_kernel(const T* a, std::int64_t batch, std::int64_t n, int* first) {
+__global__ void nan_pivot_kernel(const T* a, std::int64_t batch, std::int64_t n, int* info) {
   FERRITE_GRID_LOOP(e, batch * n) {
     const std::int64_t b = e / n, k = e % n;
-    if (is_nan(a[b * n * n + k * n + k])) atomicMin(first + b, static_cast<int>(k + 1));
+    if (!is_nan(a[b * n * n + k * n + k])) continue;
+    const int order = static_cast<int>(k + 1);
+    int seen = info[b];
+    while (seen == 0 || seen > order) {
+      const int before = atomicCAS(info + b, seen, order);
+      if (before == seen) break;
+      seen = before;
+    }
   }
 }
 
-__global__ void fill_int_kernel(int* p, std::int64_t count, int value) {
-  FERRITE_GRID_LOOP(i, count) p[i] = value;
+// Flags (info[b] = code) each matrix whose triangle holds Inf/NaN; with kCopy, also writes
+// a = src (conjugated on request) on the way, so the check costs no extra pass. info must
+// be zero beforehand; every writer stores the same value.
+template <class T, bool kCopy>
+__global__ void nonfinite_kernel(const T* __restrict__ src, T* __restrict__ a, std::int64_t columns, std::int64_t rows,
+                                 std::int64_t cols, int triangle, bool conjugate, int* info, int code) {
+  const int lane = threadIdx.x & 31;
+  const ColumnLoop loop = column_loop();
+  for (std::int64_t col = loop.first; col < columns; col += loop.step) {
+    std::int64_t lo, hi;
+    triangle_rows(triangle, col % cols, rows, lo, hi);
+    const std::int64_t base = col * rows;
+    bool bad = false;
+#pragma unroll 4
+    for (std::int64_t i = lane; i < rows; i += 32) {
+      const T x = src[base + i];
+      if (i >= lo && i < hi && !finite(x)) bad = true;
+      if constexpr (kCopy) a[base + i] = conjugate ? conj_of(x) : x;
+    }
+    if (__any_sync(0xffffffffu, bad) && lane == 0) info[col / cols] = code;
+  }
 }
 
-__global__ void merge_nan_kernel(int* info, const int* first, std::int64_t batch) {
-  FERRITE_GRID_LOOP(b, batch) if (info[b] == 0 && first[b] != 0x7fffffff) info[b] = first[b];
+template <class T>
+__global__ void zero_flagged_kernel(T* a, std::int64_t columns, std::int64_t rows, std::int64_t cols, const int* info) {
+  const int lane = threadIdx.x & 31;
+  const ColumnLoop loop = column_loop();
+  for (std::int64_t col = loop.first; col < columns; col += loop.step) {
+    if (info[col / cols] == 0) continue;
+    for (std::int64_t i = lane; i < rows; i += 32) a[col * rows + i] = zero_of<T>();
+  }
+}
+
+// Blocks for one warp per column (at most 8192 blocks: the loops stride over the rest).
+unsigned column_blocks(std::int64_t columns) {
+  constexpr std::int64_t kWarps = kThreads / 32;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((columns + kWarps - 1) / kWarps, 8192)));
 }
 
 template <class In, class Out>
@@ -123,23 +183,6 @@ __global__ void copy_upper_kernel(const T* a, T* r, std::int64_t batch, std::int
   }
 }
 
-template <class T>
-__global__ void nonfinite_kernel(T* a, std::int64_t rows, std::int64_t cols, int triangle, int* info, int code) {
-  const std::int64_t b = blockIdx.x;
-  T* mat = a + b * rows * cols;
-  bool bad = false;
-  for (std::int64_t e = threadIdx.x; e < rows * cols; e += blockDim.x) {
-    const std::int64_t i = e % rows, j = e / rows;
-    if ((triangle == 1 && i < j) || (triangle == 2 && i > j)) continue;
-    bad = bad || !finite(mat[e]);
-  }
-  bad = __syncthreads_or(bad);
-  if (threadIdx.x == 0) info[b] = bad ? code : 0;
-  // The solver then sees zeros: no iteration ever runs on Inf/NaN (no hang, no garbage).
-  if (bad)
-    for (std::int64_t e = threadIdx.x; e < rows * cols; e += blockDim.x) mat[e] = zero_of<T>();
-}
-
 __global__ void merge_kernel(int* info, const int* solver, std::int64_t batch) {
   FERRITE_GRID_LOOP(b, batch) if (info[b] == 0) info[b] = solver[b];
 }
@@ -162,27 +205,24 @@ __global__ void adjoint_kernel(const T* v, T* vh, std::int64_t batch, std::int64
 
 }  // namespace
 
-void zero_triangle(void* a, DType dtype, std::int64_t batch, std::int64_t n, bool zero_upper, cudaStream_t stream) {
-  const std::int64_t count = batch * n * n;
-  if (count == 0) return;
+void copy_triangle(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool keep_upper,
+                   cudaStream_t stream) {
+  const std::int64_t columns = batch * n;
+  if (columns == 0) return;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    zero_triangle_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<T*>(a), count, n, zero_upper);
+    copy_triangle_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(static_cast<const T*>(src),
+                                                                             static_cast<T*>(dst), columns, n, keep_upper);
   });
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, int* scratch,
-                       cudaStream_t stream) {
+void nan_pivot_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream) {
   if (batch == 0 || n == 0) return;
-  fill_int_kernel<<<blocks_for(batch), kThreads, 0, stream>>>(scratch, batch, 0x7fffffff);
-  FERRITE_CUDA_CHECK_LAUNCH();
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    nan_diagonal_kernel<T><<<blocks_for(batch * n), kThreads, 0, stream>>>(static_cast<const T*>(a), batch, n, scratch);
+    nan_pivot_kernel<T><<<blocks_for(batch * n), kThreads, 0, stream>>>(static_cast<const T*>(a), batch, n, info);
   });
-  FERRITE_CUDA_CHECK_LAUNCH();
-  merge_nan_kernel<<<blocks_for(batch), kThreads, 0, stream>>>(info, scratch, batch);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
@@ -224,14 +264,23 @@ void copy_upper(const void* a, void* r, DType dtype, std::int64_t batch, std::in
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int triangle,
-                    int* info, int code, cudaStream_t stream) {
+void nonfinite_info(const void* src, void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                    int triangle, bool conjugate, int* info, int code, cudaStream_t stream) {
   if (batch == 0) return;
-  FERRITE_CHECK(batch <= 2147483647, Unsupported, "linalg: a batch of ", batch, " matrices is too large");
+  FERRITE_CUDA_CHECK(cudaMemsetAsync(info, 0, static_cast<std::size_t>(batch) * sizeof(int), stream));
+  const std::int64_t columns = batch * cols;
+  if (columns == 0 || rows == 0) return;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    nonfinite_kernel<T><<<static_cast<unsigned>(batch), kThreads, 0, stream>>>(static_cast<T*>(a), rows, cols,
-                                                                                triangle, info, code);
+    const unsigned blocks = column_blocks(columns);
+    if (src != nullptr && src != a)
+      nonfinite_kernel<T, true><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(a), columns,
+                                                                 rows, cols, triangle, conjugate, info, code);
+    else
+      nonfinite_kernel<T, false><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(a), static_cast<T*>(a), columns,
+                                                                  rows, cols, triangle, false, info, code);
+    FERRITE_CUDA_CHECK_LAUNCH();
+    zero_flagged_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(a), columns, rows, cols, info);
   });
   FERRITE_CUDA_CHECK_LAUNCH();
 }

@@ -11,12 +11,14 @@
 
 namespace ferrite::cuda::linalg_kernels {
 
-/// Zeroes the strictly upper (zero_upper) or strictly lower triangle of n×n matrices.
-void zero_triangle(void* a, DType dtype, std::int64_t batch, std::int64_t n, bool zero_upper, cudaStream_t stream);
-/// info[b] == 0 and a NaN on the diagonal of factor b: info[b] = first such index + 1, as
-/// LAPACK's potrf (and the CPU backend) reports a NaN pivot. scratch: batch ints.
-void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, int* scratch,
-                       cudaStream_t stream);
+/// dst = src for the n×n matrices' upper (keep_upper, row <= col of the column-major view)
+/// or lower triangle, zero in the other one; element-for-element (same addresses), so a
+/// row-major matrix becomes its column-major transpose's triangle without a transpose.
+void copy_triangle(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool keep_upper,
+                   cudaStream_t stream);
+/// A NaN at (k, k) of factor b: info[b] = min(info[b] if nonzero, k + 1), as LAPACK's potrf
+/// (and the CPU backend) stops at a NaN pivot. One launch, no scratch.
+void nan_pivot_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream);
 void pivots_to_i32(const std::int64_t* in, std::int32_t* out, std::int64_t count, cudaStream_t stream);
 void pivots_to_i64(const std::int32_t* in, std::int64_t* out, std::int64_t count, cudaStream_t stream);
 /// P [m×m], L [m×k], U [k×n] from packed LU [m×n] and 1-based pivots [k]; perm is scratch
@@ -26,10 +28,14 @@ void lu_unpack(const void* lu, const std::int32_t* pivots, void* p, void* l, voi
 /// r [rrows×n] = the upper triangle of a [m×n] (zeros below the diagonal and below row m).
 void copy_upper(const void* a, void* r, DType dtype, std::int64_t batch, std::int64_t m, std::int64_t n,
                 std::int64_t rrows, cudaStream_t stream);
-/// info[b] = code when matrix b (rows×cols; for triangle = 1 only the lower, 2 only the
-/// upper triangle of a square one) holds Inf or NaN, else 0; such matrices are zeroed.
-void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int triangle,
-                    int* info, int code, cudaStream_t stream);
+/// info[b] = code when matrix b (column-major rows×cols; for triangle = 1 only the lower, 2
+/// only the upper triangle of a square one) holds Inf or NaN, else 0; such matrices are
+/// zeroed (the solver never iterates on them). With src, a is first written as a copy of
+/// src (same addresses; conjugated when `conjugate`) and src is what is checked.
+/// One warp per column, all columns of the batch in parallel, then one pass that zeroes
+/// flagged matrices: bandwidth-bound at any batch and size.
+void nonfinite_info(const void* src, void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols,
+                    int triangle, bool conjugate, int* info, int code, cudaStream_t stream);
 /// info[b] = info[b] != 0 ? info[b] : solver[b].
 void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream);
 /// Complex copy (imaginary parts 0) of `count` real elements (F32 -> C64, F64 -> C128).
