@@ -99,8 +99,9 @@ __global__ void nan_pivot_kernel(const T* a, std::int64_t batch, std::int64_t n,
 }
 
 // Flags (info[b] = code) each matrix whose triangle holds Inf/NaN; with kCopy, also writes
-// a = src (conjugated on request) on the way, so the check costs no extra pass. info must
-// be zero beforehand; every writer stores the same value.
+// a = src (conjugated on request) on the way, so the check costs no extra pass (without it,
+// a is unused: the check reads src in place). info must be zero beforehand; every writer
+// stores the same value.
 template <class T, bool kCopy>
 __global__ void nonfinite_kernel(const T* __restrict__ src, T* __restrict__ a, std::int64_t columns, std::int64_t rows,
                                  std::int64_t cols, int triangle, bool conjugate, int* info, int code) {
@@ -277,8 +278,8 @@ void nonfinite_info(const void* src, void* a, DType dtype, std::int64_t batch, s
       nonfinite_kernel<T, true><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(a), columns,
                                                                  rows, cols, triangle, conjugate, info, code);
     else
-      nonfinite_kernel<T, false><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(a), static_cast<T*>(a), columns,
-                                                                  rows, cols, triangle, false, info, code);
+      nonfinite_kernel<T, false><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(a), nullptr, columns, rows, cols,
+                                                                  triangle, false, info, code);
     FERRITE_CUDA_CHECK_LAUNCH();
     zero_flagged_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(a), columns, rows, cols, info);
   });
