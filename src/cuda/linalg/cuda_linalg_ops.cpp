@@ -1,6 +1,6 @@
 // The CUDA backend's linear algebra: cuSOLVER's 64-bit generic API (cusolverDnX*) one matrix
-// per call for factorisations and large problems, XsyevBatched for batches of eigh, and
-// gesvdjBatched for batches of small SVDs. Workspaces come from the device's stream-ordered
+// per call for factorisations and large problems, XsyevBatched for batches of eigh,
+// gesvdjBatched for batches of small SVDs, and an own kernel for eig up to 32×32. Workspaces come from the device's stream-ordered
 // pool and are released right after the calls are queued (stream order keeps them alive).
 // Nothing here synchronises: per-matrix info values go to device memory, are combined by
 // small kernels (linalg_kernels.cu), and the front end reads them back once for plain ops.
@@ -16,6 +16,7 @@
 #include "cuda/libs/solver_handles.hpp"
 #include "cuda/linalg/cuda_linalg_typed.hpp"
 #include "cuda/linalg/linalg_kernels.hpp"
+#include "cuda/linalg/small_eig.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 
 namespace ferrite::cuda {
@@ -269,6 +270,14 @@ class CudaLinalgOps final : public LinalgOps {
     const cudaDataType t = cuda_type(ct);
     lk::nonfinite_info(nullptr, a.data(), d.dtype, d.batch, n, n, 0, false, info.data_as<int>(), static_cast<int>(n + 1),
                        c.stream);
+    if (n <= small_eig::kLargest) {  // own batched kernel: one thread per matrix, no geev loop
+      Scratch small_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
+      Scratch work(c.ctx, c.stream, lk::small_eig_scratch_bytes(d.batch, n));
+      lk::small_eig(a.data(), d.dtype, d.batch, n, vectors, w.data(), vectors ? v.data() : nullptr, small_info.get<int>(),
+                    work.get(), c.stream);
+      lk::merge_info(info.data_as<int>(), small_info.get<int>(), d.batch, c.stream);
+      return;
+    }
     // Real input runs as complex: geev's real form packs conjugate pairs into real vector
     // columns, which would need unpacking; the complex form returns what torch returns.
     std::unique_ptr<Scratch> widened;

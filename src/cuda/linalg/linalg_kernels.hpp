@@ -5,6 +5,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "ferrite/dtype.hpp"
@@ -40,6 +41,13 @@ void nonfinite_info(const void* src, void* a, DType dtype, std::int64_t batch, s
 void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream);
 /// Complex copy (imaginary parts 0) of `count` real elements (F32 -> C64, F64 -> C128).
 void real_to_complex(const void* in, void* out, DType real, std::int64_t count, cudaStream_t stream);
+/// eig of a batch of n×n column-major matrices, 1 <= n <= small_eig::kLargest (32), one
+/// thread per matrix (small_eig.cu): w [batch, n] and, with vectors, v [batch] n×n
+/// column-major, complex (C64 for F32/C64 input, C128 for F64/C128); info[b] = 0 or the
+/// failing eigenvalue's index + 1. scratch: small_eig_scratch_bytes(batch, n) bytes.
+std::size_t small_eig_scratch_bytes(std::int64_t batch, std::int64_t n);
+void small_eig(const void* a, DType dtype, std::int64_t batch, std::int64_t n, bool vectors, void* w, void* v,
+               int* info, void* scratch, cudaStream_t stream);
 /// vh[b] = v[b]ᴴ for n×n matrices (gesvdj returns V, torch wants Vh).
 void adjoint(const void* v, void* vh, DType dtype, std::int64_t batch, std::int64_t n, cudaStream_t stream);
 
