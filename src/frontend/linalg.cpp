@@ -181,16 +181,16 @@ SolveEx solve_impl(Op op, const Tensor& a, const Tensor& b) {
 
 // ---- Cholesky ----
 
-// Row-major in and out: the backend reads a's triangle as the other triangle of the
-// column-major aᵀ (linalg_ops.hpp), so the factor needs no transposed copy either way; it
-// is returned row-major contiguous (PyTorch's is Fortran-ordered: same values).
+// The backend reads a row-major (no copy here) and writes the factor as a column-major
+// lower triangle (linalg_ops.hpp): L column-major (returned as its .mT() view, as PyTorch's
+// Fortran-ordered result) or U row-major (returned as it is).
 CholeskyEx cholesky_ex(const Tensor& a, bool upper) {
   const Matrices mats = check_matrices(Op::Cholesky, a, true);
   Tensor factor = empty(a.shape(), a.dtype(), a.device());
   if (mats.count == 0 || mats.n == 0) return {factor, zero_info(mats.batch, a.device())};
   Tensor info = backend_info(mats.batch, a.device());
   backend(a.device()).linalg_ops().cholesky(mats.dims(a.dtype()), a.buffer(), factor.buffer(), upper, info.buffer());
-  return {factor, info};
+  return {upper ? factor : factor.mT(), info};
 }
 
 Tensor cholesky(const Tensor& a, bool upper) {

@@ -4,9 +4,9 @@
 // over a fresh column-major copy of each input (so a backend may overwrite it) and views
 // the column-major outputs back as row-major tensors (.mT(), as PyTorch's own linalg
 // results are Fortran-ordered). cholesky and eigh are the exceptions: they read the
-// ROW-MAJOR input itself (never written) and copy it on the device as they need, because a
-// row-major Hermitian triangle is the other triangle of the column-major transpose (no
-// transposed copy is needed; see each method). Batches are dense: matrix b of an [m, n]
+// ROW-MAJOR input itself (never written) and copy the triangle they need on the device (a
+// row-major upper triangle is the column-major transpose's lower one: that case needs no
+// transpose at all; see each method). Batches are dense: matrix b of an [m, n]
 // batch starts at element b * m * n. Outputs are allocated by the front end. `info` tensors
 // are I32 [batch] with LAPACK's meaning (0 = success, > 0 = the failing minor / pivot /
 // unconverged count), are written for every matrix by the backend (their previous contents
@@ -31,11 +31,12 @@ class LinalgOps {
   virtual ~LinalgOps() = default;
   virtual bool supports(Op op, DType dtype) const = 0;
 
-  /// a: [batch] n×n (m == n) ROW-MAJOR, read only; out: [batch] n×n ROW-MAJOR, the Cholesky
-  /// factor of the Hermitian matrix given by a's `upper` (U, A = UᴴU) or lower (L, A = LLᴴ)
-  /// triangle (the other triangle of a is never read; that of out is zero).
-  /// info[b] = k > 0: the leading minor of order k is not positive-definite (or its pivot
-  /// is NaN, as LAPACK's potrf).
+  /// a: [batch] n×n (m == n) ROW-MAJOR, read only. out: [batch] n×n, the Cholesky factor of
+  /// the Hermitian matrix given by a's `upper` (U, A = UᴴU) or lower (L, A = LLᴴ) triangle
+  /// (the other triangle of a is never read; that of the factor is zero), stored so that
+  /// its memory is a column-major LOWER triangle, the form LAPACK's fast potrf(LOWER) writes:
+  /// L COLUMN-MAJOR, U ROW-MAJOR. info[b] = k > 0: the leading minor of order k is not
+  /// positive-definite (or its pivot is NaN, as LAPACK's potrf).
   virtual void cholesky(const LinalgDims& d, const Buffer& a, const Buffer& out, bool upper, const Buffer& info) = 0;
   /// a: [batch] m×n, overwritten with the packed LU of partial pivoting; pivots I32
   /// [batch, min(m, n)], 1-based (LAPACK's ipiv); info[b] = k > 0: U(k, k) is exactly zero.

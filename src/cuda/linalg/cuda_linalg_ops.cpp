@@ -72,8 +72,6 @@ char* at(const Buffer& b, std::int64_t element) {
   return static_cast<char*>(b.data()) + element * static_cast<std::int64_t>(dtype_size(b.dtype()));
 }
 
-cublasFillMode_t fill(bool upper) { return upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER; }
-
 template <class F>
 void dispatch_typed(DType dtype, F&& f) {
   switch (dtype) {
@@ -97,25 +95,27 @@ class CudaLinalgOps final : public LinalgOps {
            (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::C64 || dtype == DType::C128);
   }
 
-  // Row-major a is, read column-major, aᵀ: its lower triangle is aᵀ's upper one, and the
-  // Hermitian matrix that triangle defines for potrf is conj(A) (A from a's lower triangle).
-  // potrf(UPPER) gives conj(A) = UᴴU, so A = UᵀŪ = L·Lᴴ with L = Uᵀ, which is U's memory
-  // read row-major: the factor comes out row-major with no transpose and no conjugation
-  // (likewise upper ↔ lower). One pass copies the triangle and zeroes the other one.
+  // potrf runs LOWER only: cuSOLVER's UPPER factorisation is about 2× slower (measured in
+  // MLX's cuSOLVER Cholesky, ml-explore/mlx#4208). For `upper` = false the triangle is
+  // copied transposed (a tiled kernel: a's lower triangle is column-major L's) and out holds
+  // L column-major. For `upper` = true no transpose is needed: a read column-major is aᵀ,
+  // whose lower triangle is a's upper one and defines conj(A); potrf gives conj(A) = L'·L'ᴴ,
+  // so A = (L'ᵀ)ᴴ·L'ᵀ and U = L'ᵀ, which is L''s memory read row-major: out holds U
+  // row-major, unconjugated. Either way one pass copies the triangle and zeroes the other.
   void cholesky(const LinalgDims& d, const Buffer& a, const Buffer& out, bool upper, const Buffer& info) override {
     Call c(out);
     const std::int64_t n = d.n;
-    const bool solver_upper = !upper;
     const cudaDataType t = cuda_type(d.dtype);
-    lk::copy_triangle(a.data(), out.data(), d.dtype, d.batch, n, solver_upper, c.stream);
+    lk::lower_triangle_copy(a.data(), out.data(), d.dtype, d.batch, n, /*transpose=*/!upper, /*conjugate=*/false, nullptr,
+                            0, c.stream);
     std::size_t dev = 0, host = 0;
-    FERRITE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(c.h.handle, c.h.params, fill(solver_upper), n, t, out.data(), n, t,
-                                                       &dev, &host));
+    FERRITE_CUSOLVER_CHECK(cusolverDnXpotrf_bufferSize(c.h.handle, c.h.params, CUBLAS_FILL_MODE_LOWER, n, t, out.data(), n,
+                                                       t, &dev, &host));
     Scratch ws(c.ctx, c.stream, dev);
     std::vector<char> host_ws(host);
     for (std::int64_t b = 0; b < d.batch; ++b)
-      FERRITE_CUSOLVER_CHECK(cusolverDnXpotrf(c.h.handle, c.h.params, fill(solver_upper), n, t, at(out, b * n * n), n, t,
-                                              ws.get(), dev, host_ws.data(), host, info.data_as<int>() + b));
+      FERRITE_CUSOLVER_CHECK(cusolverDnXpotrf(c.h.handle, c.h.params, CUBLAS_FILL_MODE_LOWER, n, t, at(out, b * n * n), n,
+                                              t, ws.get(), dev, host_ws.data(), host, info.data_as<int>() + b));
     lk::nan_pivot_info(out.data(), d.dtype, d.batch, n, info.data_as<int>(), c.stream);
   }
 
@@ -190,38 +190,42 @@ class CudaLinalgOps final : public LinalgOps {
     });
   }
 
-  // a is row-major: copied element for element and conjugated, it is Aᴴ read column-major,
-  // whose other triangle (the solver's uplo flipped) holds exactly A's Hermitian matrix. So
-  // the solver needs no transposed copy, and its column-major eigenvectors are A's.
+  // The solver runs LOWER, PyTorch's default (cuSOLVER's UPPER paths can be slower; see
+  // cholesky). uplo 'L': a's lower triangle is copied transposed into the column-major
+  // work matrix. uplo 'U': a read column-major is aᵀ, whose lower triangle is a's upper one;
+  // copied conjugated it is Aᴴ's lower triangle, which defines exactly A: no transpose. Both
+  // copies flag non-finite triangles (info = n + 1) on the way; those matrices are zeroed.
+  // The column-major eigenvectors are A's.
   void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w, const Buffer& v,
             const Buffer& info) override {
     Call c(a);
     const std::int64_t n = d.n;
-    const bool solver_upper = !upper;
+    const cublasFillMode_t lower = CUBLAS_FILL_MODE_LOWER;
     const cudaDataType t = cuda_type(d.dtype), tw = cuda_type(real_of(d.dtype));
     const cusolverEigMode_t jobz = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     Scratch values_only_work(c.ctx, c.stream, vectors ? 0 : static_cast<std::size_t>(d.batch * n * n) * dtype_size(d.dtype));
     void* work = vectors ? v.data() : values_only_work.get();
-    // The copy also flags non-finite triangles (info = n + 1) and zeroes those matrices, so
-    // the solver never iterates on Inf/NaN.
-    lk::nonfinite_info(a.data(), work, d.dtype, d.batch, n, n, solver_upper ? 2 : 1, is_complex(d.dtype),
-                       info.data_as<int>(), static_cast<int>(n + 1), c.stream);
+    FERRITE_CUDA_CHECK(cudaMemsetAsync(info.data(), 0, static_cast<std::size_t>(d.batch) * sizeof(int), c.stream));
+    lk::lower_triangle_copy(a.data(), work, d.dtype, d.batch, n, /*transpose=*/!upper,
+                            /*conjugate=*/upper && is_complex(d.dtype), info.data_as<int>(), static_cast<int>(n + 1),
+                            c.stream);
+    lk::zero_flagged(work, d.dtype, d.batch, n, n, info.data_as<int>(), c.stream);
     Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
     std::size_t dev = 0, host = 0;
     if (d.batch > 1) {
-      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevBatched_bufferSize(c.h.handle, c.h.params, jobz, fill(solver_upper), n, t, work,
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevBatched_bufferSize(c.h.handle, c.h.params, jobz, lower, n, t, work,
                                                                n, tw, w.data(), t, &dev, &host, d.batch));
       Scratch ws(c.ctx, c.stream, dev);
       std::vector<char> host_ws(host);
-      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevBatched(c.h.handle, c.h.params, jobz, fill(solver_upper), n, t, work, n, tw,
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevBatched(c.h.handle, c.h.params, jobz, lower, n, t, work, n, tw,
                                                     w.data(), t, ws.get(), dev, host_ws.data(), host,
                                                     solver_info.get<int>(), d.batch));
     } else {
-      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevd_bufferSize(c.h.handle, c.h.params, jobz, fill(solver_upper), n, t, work, n,
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevd_bufferSize(c.h.handle, c.h.params, jobz, lower, n, t, work, n,
                                                          tw, w.data(), t, &dev, &host));
       Scratch ws(c.ctx, c.stream, dev);
       std::vector<char> host_ws(host);
-      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevd(c.h.handle, c.h.params, jobz, fill(solver_upper), n, t, work, n, tw,
+      FERRITE_CUSOLVER_CHECK(cusolverDnXsyevd(c.h.handle, c.h.params, jobz, lower, n, t, work, n, tw,
                                               w.data(), t, ws.get(), dev, host_ws.data(), host, solver_info.get<int>()));
     }
     lk::merge_info(info.data_as<int>(), solver_info.get<int>(), d.batch, c.stream);
@@ -234,8 +238,7 @@ class CudaLinalgOps final : public LinalgOps {
            const Buffer& s, const Buffer& vh, const Buffer& info) override {
     Call c(a);
     const std::int64_t m = d.m, n = d.n, ucols = full ? m : n;
-    lk::nonfinite_info(nullptr, a.data(), d.dtype, d.batch, m, n, 0, false, info.data_as<int>(), static_cast<int>(n + 1),
-                       c.stream);
+    lk::nonfinite_info(a.data(), d.dtype, d.batch, m, n, info.data_as<int>(), static_cast<int>(n + 1), c.stream);
     Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
     if (!accurate && d.batch > 1 && m <= 32) {
       svd_jacobi_batched(c, d, a, full, vectors, u, s, vh, solver_info.get<int>());
@@ -268,8 +271,7 @@ class CudaLinalgOps final : public LinalgOps {
     const std::int64_t n = d.n;
     const DType ct = complex_of(d.dtype);
     const cudaDataType t = cuda_type(ct);
-    lk::nonfinite_info(nullptr, a.data(), d.dtype, d.batch, n, n, 0, false, info.data_as<int>(), static_cast<int>(n + 1),
-                       c.stream);
+    lk::nonfinite_info(a.data(), d.dtype, d.batch, n, n, info.data_as<int>(), static_cast<int>(n + 1), c.stream);
     if (n <= small_eig::kLargest) {  // own batched kernel: one thread per matrix, no geev loop
       Scratch small_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
       Scratch work(c.ctx, c.stream, lk::small_eig_scratch_bytes(d.batch, n));

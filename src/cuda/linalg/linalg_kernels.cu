@@ -1,6 +1,7 @@
 // Kernels of linalg_kernels.hpp. Elementwise ones use a grid-stride loop over all elements of
 // the batch; the triangle copy and the non-finite flags one warp per matrix column (see
-// ColumnLoop); pivots to a permutation one thread per matrix.
+// ColumnLoop), the transposing triangle copy 32×32 shared-memory tiles; pivots to a
+// permutation one thread per matrix.
 #include "cuda/linalg/linalg_kernels.hpp"
 
 #include <cuComplex.h>
@@ -60,23 +61,59 @@ struct ColumnLoop {
 __device__ ColumnLoop column_loop() {
   return {(blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) >> 5, (std::int64_t(gridDim.x) * blockDim.x) >> 5};
 }
-// Rows [lo, hi) of column j inside the triangle (0: all, 1: lower i >= j, 2: upper i <= j).
-__device__ void triangle_rows(int triangle, std::int64_t j, std::int64_t rows, std::int64_t& lo, std::int64_t& hi) {
-  lo = triangle == 1 ? j : 0;
-  hi = triangle == 2 ? (j + 1 < rows ? j + 1 : rows) : rows;
-}
-
 template <class T>
-__global__ void copy_triangle_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t columns,
-                                     std::int64_t n, bool keep_upper) {
+__global__ void lower_copy_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t columns, std::int64_t n,
+                                  bool conjugate, int* info, int code) {
   const int lane = threadIdx.x & 31;
   const ColumnLoop loop = column_loop();
   for (std::int64_t col = loop.first; col < columns; col += loop.step) {
-    std::int64_t lo, hi;
-    triangle_rows(keep_upper ? 2 : 1, col % n, n, lo, hi);
-    const std::int64_t base = col * n;
+    const std::int64_t j = col % n, base = col * n;
+    bool bad = false;
 #pragma unroll 4
-    for (std::int64_t i = lane; i < n; i += 32) dst[base + i] = i >= lo && i < hi ? src[base + i] : zero_of<T>();
+    for (std::int64_t i = lane; i < n; i += 32) {
+      T x = zero_of<T>();
+      if (i >= j) {
+        x = src[base + i];
+        bad = bad || !finite(x);
+        if (conjugate) x = conj_of(x);
+      }
+      dst[base + i] = x;
+    }
+    if (info != nullptr && __any_sync(0xffffffffu, bad) && lane == 0) info[col / n] = code;
+  }
+}
+
+// dst (column-major) = the lower triangle of the row-major src, zero above: dst[r + c·n] =
+// src[r·n + c] for r >= c. 32×32 tiles through shared memory so that both the reads (along
+// c) and the writes (along r) are coalesced; tiles wholly above the diagonal only write
+// zeros. Block 32×8, grid (column tiles, row tiles, batch slices).
+template <class T>
+__global__ void lower_transpose_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t batch,
+                                       std::int64_t n, int* info, int code) {
+  __shared__ T tile[32][33];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const std::int64_t r0 = std::int64_t(blockIdx.y) * 32, c0 = std::int64_t(blockIdx.x) * 32;
+  for (std::int64_t b = blockIdx.z; b < batch; b += gridDim.z) {
+    const T* s = src + b * n * n;
+    T* d = dst + b * n * n;
+    bool bad = false;
+    if (r0 + 31 >= c0) {  // the tile reaches the lower triangle: load it
+      for (int k = ty; k < 32; k += 8) {
+        const std::int64_t r = r0 + k, c = c0 + tx;
+        if (r < n && c <= r) {
+          const T x = s[r * n + c];
+          bad = bad || !finite(x);
+          tile[k][tx] = x;
+        }
+      }
+    }
+    __syncthreads();
+    for (int k = ty; k < 32; k += 8) {
+      const std::int64_t c = c0 + k, r = r0 + tx;
+      if (r < n && c < n) d[r + c * n] = r >= c ? tile[tx][k] : zero_of<T>();
+    }
+    // Also the barrier before the next matrix overwrites the tile.
+    if (__syncthreads_or(bad) && info != nullptr && tx == 0 && ty == 0) info[b] = code;
   }
 }
 
@@ -98,26 +135,18 @@ __global__ void nan_pivot_kernel(const T* a, std::int64_t batch, std::int64_t n,
   }
 }
 
-// Flags (info[b] = code) each matrix whose triangle holds Inf/NaN; with kCopy, also writes
-// a = src (conjugated on request) on the way, so the check costs no extra pass (without it,
-// a is unused: the check reads src in place). info must be zero beforehand; every writer
-// stores the same value.
-template <class T, bool kCopy>
-__global__ void nonfinite_kernel(const T* __restrict__ src, T* __restrict__ a, std::int64_t columns, std::int64_t rows,
-                                 std::int64_t cols, int triangle, bool conjugate, int* info, int code) {
+// Flags (info[b] = code) each matrix holding Inf/NaN; info must be zero beforehand and
+// every writer stores the same value.
+template <class T>
+__global__ void nonfinite_kernel(const T* a, std::int64_t columns, std::int64_t rows, int* info, int code,
+                                 std::int64_t cols) {
   const int lane = threadIdx.x & 31;
   const ColumnLoop loop = column_loop();
   for (std::int64_t col = loop.first; col < columns; col += loop.step) {
-    std::int64_t lo, hi;
-    triangle_rows(triangle, col % cols, rows, lo, hi);
     const std::int64_t base = col * rows;
     bool bad = false;
 #pragma unroll 4
-    for (std::int64_t i = lane; i < rows; i += 32) {
-      const T x = src[base + i];
-      if (i >= lo && i < hi && !finite(x)) bad = true;
-      if constexpr (kCopy) a[base + i] = conjugate ? conj_of(x) : x;
-    }
+    for (std::int64_t i = lane; i < rows; i += 32) bad = bad || !finite(a[base + i]);
     if (__any_sync(0xffffffffu, bad) && lane == 0) info[col / cols] = code;
   }
 }
@@ -206,14 +235,34 @@ __global__ void adjoint_kernel(const T* v, T* vh, std::int64_t batch, std::int64
 
 }  // namespace
 
-void copy_triangle(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool keep_upper,
-                   cudaStream_t stream) {
-  const std::int64_t columns = batch * n;
-  if (columns == 0) return;
+void lower_triangle_copy(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool transpose,
+                         bool conjugate, int* info, int code, cudaStream_t stream) {
+  if (batch == 0 || n == 0) return;
+  FERRITE_CHECK(!(transpose && conjugate), Unsupported, "linalg kernels: a conjugating transpose copy is not needed");
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    copy_triangle_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(static_cast<const T*>(src),
-                                                                             static_cast<T*>(dst), columns, n, keep_upper);
+    if (transpose) {
+      const auto tiles = static_cast<unsigned>((n + 31) / 32);
+      FERRITE_CHECK(tiles <= 65535, Unsupported, "linalg: n = ", n, " is too large for the transpose kernel");
+      const dim3 grid(tiles, tiles, static_cast<unsigned>(std::min<std::int64_t>(batch, 65535)));
+      lower_transpose_kernel<T><<<grid, dim3(32, 8), 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), batch,
+                                                                 n, info, code);
+    } else {
+      const std::int64_t columns = batch * n;
+      lower_copy_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(
+          static_cast<const T*>(src), static_cast<T*>(dst), columns, n, conjugate, info, code);
+    }
+  });
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+void zero_flagged(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, const int* info,
+                  cudaStream_t stream) {
+  const std::int64_t columns = batch * cols;
+  if (columns == 0 || rows == 0) return;
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    zero_flagged_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(static_cast<T*>(a), columns, rows, cols, info);
   });
   FERRITE_CUDA_CHECK_LAUNCH();
 }
@@ -265,25 +314,19 @@ void copy_upper(const void* a, void* r, DType dtype, std::int64_t batch, std::in
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void nonfinite_info(const void* src, void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols,
-                    int triangle, bool conjugate, int* info, int code, cudaStream_t stream) {
+void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int* info, int code,
+                    cudaStream_t stream) {
   if (batch == 0) return;
   FERRITE_CUDA_CHECK(cudaMemsetAsync(info, 0, static_cast<std::size_t>(batch) * sizeof(int), stream));
   const std::int64_t columns = batch * cols;
   if (columns == 0 || rows == 0) return;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    const unsigned blocks = column_blocks(columns);
-    if (src != nullptr && src != a)
-      nonfinite_kernel<T, true><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(a), columns,
-                                                                 rows, cols, triangle, conjugate, info, code);
-    else
-      nonfinite_kernel<T, false><<<blocks, kThreads, 0, stream>>>(static_cast<const T*>(a), nullptr, columns, rows, cols,
-                                                                  triangle, false, info, code);
-    FERRITE_CUDA_CHECK_LAUNCH();
-    zero_flagged_kernel<T><<<blocks, kThreads, 0, stream>>>(static_cast<T*>(a), columns, rows, cols, info);
+    nonfinite_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(static_cast<const T*>(a), columns, rows, info,
+                                                                         code, cols);
   });
   FERRITE_CUDA_CHECK_LAUNCH();
+  zero_flagged(a, dtype, batch, rows, cols, info, stream);
 }
 
 void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream) {

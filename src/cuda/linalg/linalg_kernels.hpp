@@ -12,11 +12,17 @@
 
 namespace ferrite::cuda::linalg_kernels {
 
-/// dst = src for the n×n matrices' upper (keep_upper, row <= col of the column-major view)
-/// or lower triangle, zero in the other one; element-for-element (same addresses), so a
-/// row-major matrix becomes its column-major transpose's triangle without a transpose.
-void copy_triangle(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool keep_upper,
-                   cudaStream_t stream);
+/// dst (column-major n×n) = the lower triangle of m, zero above it, where m is src read
+/// column-major as it is (conjugated when `conjugate`), or with `transpose` src's transpose
+/// (src row-major is m: a shared-memory tiled transpose). With info, info[b] = code when
+/// that triangle holds Inf/NaN (info zero beforehand; every writer stores the same value).
+/// The other triangle of src is never read.
+void lower_triangle_copy(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool transpose,
+                         bool conjugate, int* info, int code, cudaStream_t stream);
+/// Zeroes matrix b (rows×cols, column-major) wherever info[b] != 0, so that no solver ever
+/// iterates on Inf/NaN.
+void zero_flagged(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, const int* info,
+                  cudaStream_t stream);
 /// A NaN at (k, k) of factor b: info[b] = min(info[b] if nonzero, k + 1), as LAPACK's potrf
 /// (and the CPU backend) stops at a NaN pivot. One launch, no scratch.
 void nan_pivot_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream);
@@ -29,14 +35,11 @@ void lu_unpack(const void* lu, const std::int32_t* pivots, void* p, void* l, voi
 /// r [rrows×n] = the upper triangle of a [m×n] (zeros below the diagonal and below row m).
 void copy_upper(const void* a, void* r, DType dtype, std::int64_t batch, std::int64_t m, std::int64_t n,
                 std::int64_t rrows, cudaStream_t stream);
-/// info[b] = code when matrix b (column-major rows×cols; for triangle = 1 only the lower, 2
-/// only the upper triangle of a square one) holds Inf or NaN, else 0; such matrices are
-/// zeroed (the solver never iterates on them). With src, a is first written as a copy of
-/// src (same addresses; conjugated when `conjugate`) and src is what is checked.
-/// One warp per column, all columns of the batch in parallel, then one pass that zeroes
-/// flagged matrices: bandwidth-bound at any batch and size.
-void nonfinite_info(const void* src, void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols,
-                    int triangle, bool conjugate, int* info, int code, cudaStream_t stream);
+/// info[b] = code when matrix b (column-major rows×cols) holds Inf or NaN, else 0; such
+/// matrices are zeroed (zero_flagged). One warp per column, all columns of the batch in
+/// parallel: bandwidth-bound at any batch and size.
+void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int* info, int code,
+                    cudaStream_t stream);
 /// info[b] = info[b] != 0 ? info[b] : solver[b].
 void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream);
 /// Complex copy (imaginary parts 0) of `count` real elements (F32 -> C64, F64 -> C128).
