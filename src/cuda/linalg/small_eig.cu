@@ -39,10 +39,13 @@ __global__ void __launch_bounds__(128) small_eig_kernel(const In* a, std::int64_
     const In* src = a + b * nn;
     for (std::int64_t e = 0; e < nn; ++e) h[e] = load(src[e]);
     // The eigenvectors replace the Schur vectors in z (small_eig.hpp allows it).
-    info[b] = se::solve(n, h, z, u, xs, vectors, values, z);
-    for (int i = 0; i < n; ++i) store(w + b * n + i, values[i]);
+    const int code = se::solve(n, h, z, u, xs, vectors, values, z);
+    info[b] = code;
+    // A matrix that did not converge gets NaN outputs (never unwritten scratch).
+    const se::Cx nan = se::cx(__longlong_as_double(0x7ff8000000000000LL), __longlong_as_double(0x7ff8000000000000LL));
+    for (int i = 0; i < n; ++i) store(w + b * n + i, code == 0 ? values[i] : nan);
     if (vectors)
-      for (std::int64_t e = 0; e < nn; ++e) store(v + b * nn + e, z[e]);
+      for (std::int64_t e = 0; e < nn; ++e) store(v + b * nn + e, code == 0 ? z[e] : nan);
   }
 }
 
