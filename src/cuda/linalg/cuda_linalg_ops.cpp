@@ -1,7 +1,8 @@
 // The CUDA backend's linear algebra: cuSOLVER's 64-bit generic API (cusolverDnX*) one matrix
 // per call for factorisations and large problems, XsyevBatched for batches of eigh,
-// gesvdjBatched for batches of small SVDs, and an own kernel for eig up to 32×32. Workspaces come from the device's stream-ordered
-// pool and are released right after the calls are queued (stream order keeps them alive).
+// gesvdjBatched for batches of small SVDs, and an own kernel for eig up to 32×32.
+// Workspaces come from the device's stream-ordered pool and are released right after the
+// calls are queued (stream order keeps them alive).
 // Nothing here synchronises: per-matrix info values go to device memory, are combined by
 // small kernels (linalg_kernels.cu), and the front end reads them back once for plain ops.
 #include <cuComplex.h>
