@@ -32,6 +32,9 @@ void linalg_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
       auto sym = ctx.hold(*a + a->mT());
       auto b = ctx.random({n, 1}, dtype, 32);
       cases.push_back({"linalg_cholesky_" + tag, square_text(1, n), 0, [=] { (void)linalg::cholesky(*spd); }, true, flops(1, n, 1.0 / 3)});
+      // upper = true: PyTorch runs cuSOLVER's (slower) UPPER potrf; ferrite LOWER on aᵀ.
+      cases.push_back({"linalg_cholesky_upper_" + tag, square_text(1, n), 0, [=] { (void)linalg::cholesky(*spd, true); },
+                       true, flops(1, n, 1.0 / 3)});
       cases.push_back({"linalg_solve_" + tag, square_text(1, n) + " x [" + std::to_string(n) + ", 1]", 0,
                        [=] { (void)linalg::solve(*a, *b); }, true, flops(1, n, 2.0 / 3)});
       cases.push_back({"linalg_qr_" + tag, square_text(1, n), 0, [=] { (void)linalg::qr(*a); }, true, flops(1, n, 8.0 / 3)});

@@ -11,7 +11,7 @@ def _at_least(ratio):
 TARGETS = {}
 for _dtype in ("f32", "f64"):
     for _n in (1024, 4096):
-        for _op in ("cholesky", "solve", "qr", "eigh", "svd"):
+        for _op in ("cholesky", "cholesky_upper", "solve", "qr", "eigh", "svd"):
             TARGETS[f"linalg_{_op}_{_dtype}_{_n}"] = _at_least(1.0)
 TARGETS["linalg_eig_f32_1024"] = _at_least(1.0)
 TARGETS["linalg_eigh_batched_f64_33"] = _at_least(10.0)
@@ -44,6 +44,8 @@ def cases(quick):
             b = rand(n, 1, dtype=dtype)
             out += [
                 Case(f"linalg_cholesky_{tag}", lambda spd=spd: torch.linalg.cholesky(spd), 0.0, _flops(1, n, 1 / 3), True),
+                Case(f"linalg_cholesky_upper_{tag}", lambda spd=spd: torch.linalg.cholesky(spd, upper=True), 0.0,
+                     _flops(1, n, 1 / 3), True),
                 Case(f"linalg_solve_{tag}", lambda a=a, b=b: torch.linalg.solve(a, b), 0.0, _flops(1, n, 2 / 3), True),
                 Case(f"linalg_qr_{tag}", lambda a=a: torch.linalg.qr(a), 0.0, _flops(1, n, 8 / 3), True),
                 Case(f"linalg_eigh_{tag}", lambda sym=sym: torch.linalg.eigh(sym), 0.0, _flops(1, n, 9), True),

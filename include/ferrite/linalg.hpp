@@ -2,7 +2,9 @@
 //
 // Every op takes leading batch dims ([..., m, n]) and F32, F64, C64 or C128 input (other
 // dtypes: Unsupported). Matrix results are returned as column-major views (.mT() of a
-// contiguous buffer), as PyTorch's linalg results are; use .contiguous() for row-major.
+// contiguous buffer), as PyTorch's linalg results are, except cholesky's upper factor U,
+// which is row-major contiguous (computed so without a transpose); use .contiguous() for
+// row-major.
 // Plain ops read the per-matrix `info` back once and throw ErrorKind::Numerical naming the
 // op and the first failing batch index; the _ex variants return `info` (I32, batch shape,
 // on the input's device) and never synchronise. Eigen on the CPU, cuSOLVER on the GPU;

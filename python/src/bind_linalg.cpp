@@ -1,6 +1,6 @@
 // ferrite.linalg: torch.linalg's names, keywords and named-tuple results over ferrite/linalg.hpp
 // (eigh -> (eigenvalues, eigenvectors), qr -> (Q, R), ...). Matrix results are column-major
-// views, as torch.linalg's are.
+// views, as torch.linalg's are (cholesky's upper factor is row-major: same values).
 #include "common.hpp"
 
 namespace ferrite::py {

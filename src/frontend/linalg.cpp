@@ -1,6 +1,7 @@
 // Front end of the linear-algebra family: shape and dtype rules (torch.linalg semantics),
-// the column-major copies handed to LinalgOps, the column-major result views, empty
-// matrices (answered here, never by a backend) and the one info read-back of the plain ops.
+// the column-major copies handed to LinalgOps (cholesky and eigh take the row-major input
+// itself), the result views, empty matrices (answered here, never by a backend) and the one
+// info read-back of the plain ops.
 #include "ferrite/linalg.hpp"
 
 #include <algorithm>
@@ -66,14 +67,25 @@ Tensor column_major_output(const Shape& batch, std::int64_t rows, std::int64_t c
 }
 
 Tensor zero_info(const Shape& batch, Device device) { return zeros(batch, DType::I32, device); }
+// For a backend call, which writes every matrix's info (no fill needed).
+Tensor backend_info(const Shape& batch, Device device) { return empty(batch, DType::I32, device); }
 
-// The one read-back of a plain op: the first nonzero info (in batch order) becomes a
-// Numerical error whose message `describe` writes from (info value, flat batch index).
-void throw_on_info(const Tensor& info, const std::function<std::string(int, std::int64_t)>& describe) {
-  if (info.numel() == 0) return;
-  const std::vector<std::int32_t> values = info.to_vector<std::int32_t>();
+// The one read-back of a plain op.
+std::vector<std::int32_t> read_info(const Tensor& info) {
+  return info.numel() == 0 ? std::vector<std::int32_t>() : info.to_vector<std::int32_t>();
+}
+bool any_failed(const std::vector<std::int32_t>& values) {
+  return std::any_of(values.begin(), values.end(), [](std::int32_t v) { return v != 0; });
+}
+// The first nonzero info (in batch order) becomes a Numerical error whose message
+// `describe` writes from (info value, flat batch index).
+void throw_on_values(const std::vector<std::int32_t>& values,
+                     const std::function<std::string(int, std::int64_t)>& describe) {
   for (std::size_t i = 0; i < values.size(); ++i)
     if (values[i] != 0) FERRITE_THROW(Numerical, describe(values[i], static_cast<std::int64_t>(i)));
+}
+void throw_on_info(const Tensor& info, const std::function<std::string(int, std::int64_t)>& describe) {
+  throw_on_values(read_info(info), describe);
 }
 
 // The identity [batch..., n, n] (broadcast view of one n x n eye, made contiguous).
@@ -169,13 +181,16 @@ SolveEx solve_impl(Op op, const Tensor& a, const Tensor& b) {
 
 // ---- Cholesky ----
 
+// The backend reads a row-major (no copy here) and writes the factor as a column-major
+// lower triangle (linalg_ops.hpp): L column-major (returned as its .mT() view, as PyTorch's
+// Fortran-ordered result) or U row-major (returned as it is).
 CholeskyEx cholesky_ex(const Tensor& a, bool upper) {
   const Matrices mats = check_matrices(Op::Cholesky, a, true);
-  Tensor c = column_major(a);
-  Tensor info = zero_info(mats.batch, a.device());
-  if (mats.count > 0 && mats.n > 0)
-    backend(a.device()).linalg_ops().cholesky(mats.dims(a.dtype()), c.buffer(), upper, info.buffer());
-  return {c.mT(), info};
+  Tensor factor = empty(a.shape(), a.dtype(), a.device());
+  if (mats.count == 0 || mats.n == 0) return {factor, zero_info(mats.batch, a.device())};
+  Tensor info = backend_info(mats.batch, a.device());
+  backend(a.device()).linalg_ops().cholesky(mats.dims(a.dtype()), a.buffer(), factor.buffer(), upper, info.buffer());
+  return {upper ? factor : factor.mT(), info};
 }
 
 Tensor cholesky(const Tensor& a, bool upper) {
@@ -316,17 +331,21 @@ Eigh eigh_impl(Op op, const Tensor& a, char uplo, bool vectors) {
   const Matrices mats = check_matrices(op, a, true);
   FERRITE_CHECK(uplo == 'L' || uplo == 'U', InvalidArgument, vectors ? "eigh" : "eigvalsh",
                 ": uplo must be 'L' or 'U', got '", std::string(1, uplo), "'");
-  Tensor work = column_major(a);
+  // The backend reads a row-major as it is (its triangle is the other triangle of the
+  // column-major aᴴ, linalg_ops.hpp): no transposed copy here.
   Tensor w = empty(with(mats.batch, {mats.n}), real_of(a.dtype()), a.device());
-  Tensor info = zero_info(mats.batch, a.device());
-  if (mats.count > 0 && mats.n > 0)
-    backend(a.device()).linalg_ops().eigh(mats.dims(a.dtype()), work.buffer(), uplo == 'U', vectors, w.buffer(),
-                                          info.buffer());
+  Tensor v = vectors ? column_major_output(mats.batch, mats.n, mats.n, a.dtype(), a.device()) : Tensor();
+  const bool run = mats.count > 0 && mats.n > 0;
+  Tensor info = run ? backend_info(mats.batch, a.device()) : zero_info(mats.batch, a.device());
+  if (run) {
+    backend(a.device()).linalg_ops().eigh(mats.dims(a.dtype()), a.buffer(), uplo == 'U', vectors, w.buffer(),
+                                          vectors ? v.buffer() : Buffer(), info.buffer());
+  }
   throw_on_info(info, [vectors](int code, std::int64_t index) {
     return std::string(vectors ? "eigh" : "eigvalsh") + ": the algorithm did not converge for batch " +
            std::to_string(index) + " (info " + std::to_string(code) + "; non-finite input?)";
   });
-  return {w, vectors ? work.mT() : Tensor()};
+  return {w, vectors ? v.mT() : Tensor()};
 }
 
 Svd svd_impl(const Tensor& a, bool full, bool vectors) {
@@ -346,14 +365,26 @@ Svd svd_impl(const Tensor& a, bool full, bool vectors) {
   const bool wide = mats.m < mats.n;
   const std::int64_t big = wide ? mats.n : mats.m;
   const std::int64_t ucols = full ? big : k;
-  Tensor work = wide ? a.clone() : column_major(a);
   Tensor s = empty(with(mats.batch, {k}), real_of(dt), dev);
   Tensor u = vectors ? column_major_output(mats.batch, big, ucols, dt, dev) : Tensor();
   Tensor vh = vectors ? column_major_output(mats.batch, k, k, dt, dev) : Tensor();
-  Tensor info = zero_info(mats.batch, dev);
-  backend(dev).linalg_ops().svd({dt, mats.count, big, k}, work.buffer(), full, vectors, vectors ? u.buffer() : Buffer(),
-                                s.buffer(), vectors ? vh.buffer() : Buffer(), info.buffer());
-  throw_on_info(info, [name](int code, std::int64_t index) {
+  Tensor info = backend_info(mats.batch, dev);
+  auto run = [&](bool accurate) {
+    Tensor work = wide ? a.clone() : column_major(a);
+    backend(dev).linalg_ops().svd({dt, mats.count, big, k}, work.buffer(), full, vectors, accurate,
+                                  vectors ? u.buffer() : Buffer(), s.buffer(), vectors ? vh.buffer() : Buffer(),
+                                  info.buffer());
+  };
+  // The fast driver first; any failure reruns the whole call with the accurate one (as
+  // PyTorch's gesvdj -> gesvd fallback), whose info is then final. Non-finite input fails
+  // both (info n + 1), so it costs a second call only on the error path.
+  run(false);
+  std::vector<std::int32_t> values = read_info(info);
+  if (any_failed(values)) {
+    run(true);
+    values = read_info(info);
+  }
+  throw_on_values(values, [name](int code, std::int64_t index) {
     return std::string(name) + ": the algorithm did not converge for batch " + std::to_string(index) + " (info " +
            std::to_string(code) + "; non-finite input?)";
   });
@@ -369,10 +400,12 @@ Eig eig_impl(const Tensor& a, bool vectors) {
   Tensor work = column_major(a);
   Tensor w = empty(with(mats.batch, {mats.n}), ct, a.device());
   Tensor v = vectors ? column_major_output(mats.batch, mats.n, mats.n, ct, a.device()) : Tensor();
-  Tensor info = zero_info(mats.batch, a.device());
-  if (mats.count > 0 && mats.n > 0)
+  const bool run = mats.count > 0 && mats.n > 0;
+  Tensor info = run ? backend_info(mats.batch, a.device()) : zero_info(mats.batch, a.device());
+  if (run) {
     backend(a.device()).linalg_ops().eig(mats.dims(a.dtype()), work.buffer(), vectors, w.buffer(),
                                          vectors ? v.buffer() : Buffer(), info.buffer());
+  }
   throw_on_info(info, [vectors](int code, std::int64_t index) {
     return std::string(vectors ? "eig" : "eigvals") + ": the algorithm did not converge for batch " +
            std::to_string(index) + " (info " + std::to_string(code) + "; non-finite input?)";

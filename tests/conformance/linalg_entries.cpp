@@ -77,6 +77,19 @@ long double max_abs(const HMat& a) {
   return m;
 }
 
+// The Hermitian matrix that a's `upper` (else lower) triangle defines (the only part that
+// cholesky and eigh read).
+HMat hermitian_from(const HMat& a, bool upper) {
+  HMat h(a.r, a.c);
+  for (std::int64_t i = 0; i < a.r; ++i)
+    for (std::int64_t j = 0; j < a.c; ++j) {
+      const bool stored = upper ? i <= j : i >= j;
+      h(i, j) = stored ? a(i, j) : std::conj(a(j, i));
+    }
+  for (std::int64_t i = 0; i < a.r; ++i) h(i, i) = std::real(h(i, i));
+  return h;
+}
+
 long double eps_of(DType d) {
   return d == DType::F32 || d == DType::C64 ? std::numeric_limits<float>::epsilon()
                                              : std::numeric_limits<double>::epsilon();
@@ -94,11 +107,12 @@ Tensor residual_tensor(const std::vector<double>& r, Device device) {
 
 // ---- inputs ----
 
-enum class Kind { General, Shifted, Spd, HermitianLower, HermitianUpper };
+enum class Kind { General, Shifted, Spd, SpdLower, SpdUpper, HermitianLower, HermitianUpper };
 
 // Matrices [batch..., m, n] built on the host: uniform in [-1, 1] (complex parts too),
-// shifted by 2√n·I (well-conditioned, still pivoting), B·Bᴴ + n·I (positive-definite), or
-// one Hermitian triangle with garbage in the other (eigh must never read it).
+// shifted by 2√n·I (well-conditioned, still pivoting), B·Bᴴ + n·I (positive-definite; with
+// SpdLower/SpdUpper only that triangle, garbage in the other one, which cholesky must never
+// read), or one Hermitian triangle with garbage in the other (eigh must never read it).
 Tensor make(const Shape& batch, std::int64_t m, std::int64_t n, DType dt, Rng& rng, Kind kind) {
   std::uniform_real_distribution<double> dist(-1, 1);
   const bool cplx = is_complex(dt);
@@ -109,9 +123,13 @@ Tensor make(const Shape& batch, std::int64_t m, std::int64_t n, DType dt, Rng& r
     for (auto& x : a.v) x = C(dist(rng), cplx ? dist(rng) : 0.0);
     if (kind == Kind::Shifted)
       for (std::int64_t i = 0; i < std::min(m, n); ++i) a(i, i) += 2 * std::sqrt(static_cast<long double>(n));
-    if (kind == Kind::Spd) {
+    if (kind == Kind::Spd || kind == Kind::SpdLower || kind == Kind::SpdUpper) {
       a = mul(a, adj(a));
       for (std::int64_t i = 0; i < n; ++i) a(i, i) = std::real(a(i, i)) + static_cast<long double>(n);
+      for (std::int64_t i = 0; i < n; ++i)
+        for (std::int64_t j = 0; j < n; ++j)
+          if ((kind == Kind::SpdLower && i < j) || (kind == Kind::SpdUpper && i > j))
+            a(i, j) = C(3 * dist(rng), cplx ? 3 * dist(rng) : 0.0);
     }
     if (kind == Kind::HermitianLower || kind == Kind::HermitianUpper)
       for (std::int64_t i = 0; i < n; ++i) a(i, i) = std::real(a(i, i));
@@ -191,7 +209,8 @@ std::vector<Tensor> run_cholesky(const Case& c) {
   for (std::size_t b = 0; b < as.size(); ++b) {
     const HMat& f = ls[b];
     const HMat recon = upper ? mul(adj(f), f) : mul(f, adj(f));
-    r[0] = std::max(r[0], units(max_diff(recon, as[b]), max_abs(as[b]), a.size(-1), a.dtype()));
+    const HMat h = hermitian_from(as[b], upper);  // only that triangle is read
+    r[0] = std::max(r[0], units(max_diff(recon, h), max_abs(h), a.size(-1), a.dtype()));
     long double other = 0;
     for (std::int64_t i = 0; i < f.r; ++i)
       for (std::int64_t j = 0; j < f.c; ++j)
@@ -209,6 +228,13 @@ Entry cholesky_entry() {
       for (int upper = 0; upper < 2; ++upper)
         cases.push_back({shape_str(s.batch) + " n=" + std::to_string(s.n) + (upper ? " upper" : " lower"),
                          {make(s.batch, s.n, s.n, dt, rng, Kind::Spd)}, {upper}});
+    // Garbage in the triangle that is not read (row-major input is the other triangle of the
+    // column-major transpose on the GPU: a wrong triangle or conjugation shows here).
+    for (int upper = 0; upper < 2; ++upper)
+      for (const SquareShape& s : std::vector<SquareShape>{{{}, 5}, {{3}, 33}, {{}, 64}})
+        cases.push_back({shape_str(s.batch) + " n=" + std::to_string(s.n) + (upper ? " upper" : " lower") +
+                             " only",
+                         {make(s.batch, s.n, s.n, dt, rng, upper ? Kind::SpdUpper : Kind::SpdLower)}, {upper}});
     return cases;
   };
   e.run_outputs = run_cholesky;
@@ -512,17 +538,6 @@ Entry qr_entry() {
 }
 
 // ---- eigh ----
-
-HMat hermitian_from(const HMat& a, bool upper) {
-  HMat h(a.r, a.c);
-  for (std::int64_t i = 0; i < a.r; ++i)
-    for (std::int64_t j = 0; j < a.c; ++j) {
-      const bool stored = upper ? i <= j : i >= j;
-      h(i, j) = stored ? a(i, j) : std::conj(a(j, i));
-    }
-  for (std::int64_t i = 0; i < a.r; ++i) h(i, i) = std::real(h(i, i));
-  return h;
-}
 
 std::vector<Tensor> run_eigh(const Case& c) {
   const Tensor& a = c.inputs[0];

@@ -1,4 +1,4 @@
-// Shared helpers of the CPU linear-algebra files: column-major Eigen maps, the dtype
+// Shared helpers of the CPU linear-algebra files: column-major (and row-major) Eigen maps, the dtype
 // switch, and the OpenMP loop over the matrices of a batch.
 #pragma once
 
@@ -18,6 +18,13 @@ template <class T>
 using Mat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::ColMajor>;
 template <class T>
 using MatMap = Eigen::Map<Mat<T>>;
+// The row-major matrices that cholesky and eigh receive (linalg_ops.hpp).
+template <class T>
+using RowMat = Eigen::Matrix<T, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
+template <class T>
+using RowMap = Eigen::Map<RowMat<T>>;
+template <class T>
+using ConstRowMap = Eigen::Map<const RowMat<T>>;
 template <class T>
 using Real = typename Eigen::NumTraits<T>::Real;
 template <class T>

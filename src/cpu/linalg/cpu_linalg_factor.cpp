@@ -11,24 +11,37 @@
 
 namespace ferrite::cpu::linalg {
 
-void cholesky(const LinalgDims& d, const Buffer& a, bool upper, const Buffer& info) {
+// Row-major in; the factor out as linalg_ops.hpp stores it: L column-major, U row-major
+// (either way Eigen's kernel runs on a map of the copy that shows A itself).
+void cholesky(const LinalgDims& d, const Buffer& a, const Buffer& out, bool upper, const Buffer& info) {
   dispatch(d.dtype, [&](auto tag) {
     using T = decltype(tag);
     const std::int64_t n = d.n;
     for_each_matrix("cholesky", d.batch, n, [&](std::int64_t b) {
-      MatMap<T> m(a.data_as<T>() + b * n * n, n, n);
-      // Eigen's kernels return the failing column (0-based) or -1; LAPACK's info is 1-based.
-      const Eigen::Index failed = upper ? Eigen::internal::llt_inplace<T, Eigen::Upper>::blocked(m)
-                                        : Eigen::internal::llt_inplace<T, Eigen::Lower>::blocked(m);
-      std::int32_t code = failed < 0 ? 0 : static_cast<std::int32_t>(failed + 1);
-      // Eigen's test is x <= 0, which NaN passes; LAPACK's potrf stops at a NaN pivot too.
-      for (std::int64_t k = 0; code == 0 && k < n; ++k)
-        if (std::isnan(std::real(m(k, k)))) code = static_cast<std::int32_t>(k + 1);
+      const ConstRowMap<T> src(a.data_as<T>() + b * n * n, n, n);
+      T* dst = out.data_as<T>() + b * n * n;
+      auto factor = [&](auto&& m) {
+        m = src;
+        // Eigen's kernels return the failing column (0-based) or -1; LAPACK's info is 1-based.
+        const Eigen::Index failed = upper ? Eigen::internal::llt_inplace<T, Eigen::Upper>::blocked(m)
+                                          : Eigen::internal::llt_inplace<T, Eigen::Lower>::blocked(m);
+        std::int32_t code = failed < 0 ? 0 : static_cast<std::int32_t>(failed + 1);
+        // Eigen's test is x <= 0, which NaN passes; LAPACK's potrf stops at a NaN pivot too.
+        for (std::int64_t k = 0; k < n; ++k)
+          if (std::isnan(std::real(m(k, k)))) {
+            if (code == 0 || k + 1 < code) code = static_cast<std::int32_t>(k + 1);
+            break;
+          }
+        if (upper)
+          m.template triangularView<Eigen::StrictlyLower>().setZero();
+        else
+          m.template triangularView<Eigen::StrictlyUpper>().setZero();
+        info.data_as<std::int32_t>()[b] = code;
+      };
       if (upper)
-        m.template triangularView<Eigen::StrictlyLower>().setZero();
+        factor(RowMap<T>(dst, n, n));
       else
-        m.template triangularView<Eigen::StrictlyUpper>().setZero();
-      info.data_as<std::int32_t>()[b] = code;
+        factor(MatMap<T>(dst, n, n));
     });
   });
 }

@@ -12,8 +12,8 @@ class CpuLinalgOps final : public LinalgOps {
     return op_group(op) == OpGroup::Linalg &&
            (dtype == DType::F32 || dtype == DType::F64 || dtype == DType::C64 || dtype == DType::C128);
   }
-  void cholesky(const LinalgDims& d, const Buffer& a, bool upper, const Buffer& info) override {
-    linalg::cholesky(d, a, upper, info);
+  void cholesky(const LinalgDims& d, const Buffer& a, const Buffer& out, bool upper, const Buffer& info) override {
+    linalg::cholesky(d, a, out, upper, info);
   }
   void lu_factor(const LinalgDims& d, const Buffer& a, const Buffer& pivots, const Buffer& info) override {
     linalg::lu_factor(d, a, pivots, info);
@@ -28,13 +28,13 @@ class CpuLinalgOps final : public LinalgOps {
   void qr(const LinalgDims& d, const Buffer& a, bool complete, const Buffer& q, const Buffer& r) override {
     linalg::qr(d, a, complete, q, r);
   }
-  void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w,
+  void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w, const Buffer& v,
             const Buffer& info) override {
-    linalg::eigh(d, a, upper, vectors, w, info);
+    linalg::eigh(d, a, upper, vectors, w, v, info);
   }
-  void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, const Buffer& u, const Buffer& s,
-           const Buffer& vh, const Buffer& info) override {
-    linalg::svd(d, a, full, vectors, u, s, vh, info);
+  void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, bool accurate, const Buffer& u,
+           const Buffer& s, const Buffer& vh, const Buffer& info) override {
+    linalg::svd(d, a, full, vectors, accurate, u, s, vh, info);
   }
   void eig(const LinalgDims& d, const Buffer& a, bool vectors, const Buffer& w, const Buffer& v,
            const Buffer& info) override {

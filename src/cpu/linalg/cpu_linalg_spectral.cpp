@@ -17,8 +17,8 @@ void fill_nan(T* p, std::int64_t count) {
 }
 
 // Whether the triangle that eigh reads holds a non-finite value.
-template <class T>
-bool triangle_finite(const MatMap<T>& m, bool upper) {
+template <class M>
+bool triangle_finite(const M& m, bool upper) {
   const Eigen::Index n = m.rows();
   for (Eigen::Index j = 0; j < n; ++j)
     for (Eigen::Index i = upper ? 0 : j; i < (upper ? j + 1 : n); ++i)
@@ -28,18 +28,20 @@ bool triangle_finite(const MatMap<T>& m, bool upper) {
 
 }  // namespace
 
-void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w, const Buffer& info) {
+void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w, const Buffer& v,
+          const Buffer& info) {
   dispatch(d.dtype, [&](auto tag) {
     using T = decltype(tag);
     using R = Real<T>;
     const std::int64_t n = d.n;
     for_each_matrix("eigh", d.batch, n, [&](std::int64_t b) {
-      MatMap<T> m(a.data_as<T>() + b * n * n, n, n);
+      const ConstRowMap<T> m(a.data_as<T>() + b * n * n, n, n);  // row-major input, read only
       R* wb = w.data_as<R>() + b * n;
+      T* vb = vectors ? v.data_as<T>() + b * n * n : nullptr;
       std::int32_t& code = info.data_as<std::int32_t>()[b];
       if (!triangle_finite(m, upper)) {
         fill_nan(wb, n);
-        if (vectors) fill_nan(m.data(), n * n);
+        if (vectors) fill_nan(vb, n * n);
         code = static_cast<std::int32_t>(n + 1);
         return;
       }
@@ -49,13 +51,14 @@ void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const 
       const Eigen::SelfAdjointEigenSolver<Mat<T>> es(full, vectors ? Eigen::ComputeEigenvectors : Eigen::EigenvaluesOnly);
       code = es.info() == Eigen::Success ? 0 : 1;
       Eigen::Map<Eigen::Matrix<R, Eigen::Dynamic, 1>>(wb, n) = es.eigenvalues();
-      if (vectors) m = es.eigenvectors();
+      if (vectors) MatMap<T>(vb, n, n) = es.eigenvectors();  // column-major output
     });
   });
 }
 
-void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, const Buffer& u, const Buffer& s,
-         const Buffer& vh, const Buffer& info) {
+// BDCSVD is the accurate driver already: `accurate` changes nothing here.
+void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, bool /*accurate*/, const Buffer& u,
+         const Buffer& s, const Buffer& vh, const Buffer& info) {
   dispatch(d.dtype, [&](auto tag) {
     using T = decltype(tag);
     using R = Real<T>;

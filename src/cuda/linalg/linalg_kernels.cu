@@ -1,6 +1,7 @@
 // Kernels of linalg_kernels.hpp. Elementwise ones use a grid-stride loop over all elements of
-// the batch; the per-matrix ones (pivots to a permutation, non-finite flags) one block or one
-// thread per matrix.
+// the batch; the triangle copy and the non-finite flags one warp per matrix column (see
+// ColumnLoop), the transposing triangle copy 32×32 shared-memory tiles; pivots to a
+// permutation one thread per matrix.
 #include "cuda/linalg/linalg_kernels.hpp"
 
 #include <cuComplex.h>
@@ -50,31 +51,120 @@ void dispatch(DType dtype, F&& f) {
   }
 }
 
+// Per-column kernels: one warp per column of a column-major [batch] rows×cols batch (column
+// `col` of the whole batch starts at col·rows), grid-stride over all columns, so a single
+// 4096² matrix spreads over the whole GPU and a batch of 3×3 ones still uses every warp.
+// `col` is uniform within a warp, so the warp votes below see all 32 lanes.
+struct ColumnLoop {
+  std::int64_t first, step;
+};
+__device__ ColumnLoop column_loop() {
+  return {(blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x) >> 5, (std::int64_t(gridDim.x) * blockDim.x) >> 5};
+}
 template <class T>
-__global__ void zero_triangle_kernel(T* a, std::int64_t count, std::int64_t n, bool zero_upper) {
-  FERRITE_GRID_LOOP(e, count) {
-    const std::int64_t i = e % n, j = e / n % n;
-    if (zero_upper ? i < j : i > j) a[e] = zero_of<T>();
+__global__ void lower_copy_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t columns, std::int64_t n,
+                                  bool conjugate, int* info, int code) {
+  const int lane = threadIdx.x & 31;
+  const ColumnLoop loop = column_loop();
+  for (std::int64_t col = loop.first; col < columns; col += loop.step) {
+    const std::int64_t j = col % n, base = col * n;
+    bool bad = false;
+#pragma unroll 4
+    for (std::int64_t i = lane; i < n; i += 32) {
+      T x = zero_of<T>();
+      if (i >= j) {
+        x = src[base + i];
+        bad = bad || !finite(x);
+        if (conjugate) x = conj_of(x);
+      }
+      dst[base + i] = x;
+    }
+    if (info != nullptr && __any_sync(0xffffffffu, bad) && lane == 0) info[col / n] = code;
   }
 }
 
-// One thread per diagonal element (a loop per matrix would walk 4096 strided loads in one
-// thread): the first NaN's order is an atomicMin into `first` (order-independent, so
-// deterministic), then merged into info where the factorisation itself succeeded.
+// dst (column-major) = the lower triangle of the row-major src, zero above: dst[r + c·n] =
+// src[r·n + c] for r >= c. 32×32 tiles through shared memory so that both the reads (along
+// c) and the writes (along r) are coalesced; tiles wholly above the diagonal only write
+// zeros. Block 32×8, grid (column tiles, row tiles, batch slices).
 template <class T>
-__global__ void nan_diagonal_kernel(const T* a, std::int64_t batch, std::int64_t n, int* first) {
+__global__ void lower_transpose_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t batch,
+                                       std::int64_t n, int* info, int code) {
+  __shared__ T tile[32][33];
+  const int tx = threadIdx.x, ty = threadIdx.y;
+  const std::int64_t r0 = std::int64_t(blockIdx.y) * 32, c0 = std::int64_t(blockIdx.x) * 32;
+  for (std::int64_t b = blockIdx.z; b < batch; b += gridDim.z) {
+    const T* s = src + b * n * n;
+    T* d = dst + b * n * n;
+    bool bad = false;
+    if (r0 + 31 >= c0) {  // the tile reaches the lower triangle: load it
+      for (int k = ty; k < 32; k += 8) {
+        const std::int64_t r = r0 + k, c = c0 + tx;
+        if (r < n && c <= r) {
+          const T x = s[r * n + c];
+          bad = bad || !finite(x);
+          tile[k][tx] = x;
+        }
+      }
+    }
+    __syncthreads();
+    for (int k = ty; k < 32; k += 8) {
+      const std::int64_t c = c0 + k, r = r0 + tx;
+      if (r < n && c < n) d[r + c * n] = r >= c ? tile[tx][k] : zero_of<T>();
+    }
+    // Also the barrier before the next matrix overwrites the tile.
+    if (__syncthreads_or(bad) && info != nullptr && tx == 0 && ty == 0) info[b] = code;
+  }
+}
+
+// A NaN pivot at order k + 1 lowers info[b] to k + 1 unless a smaller failure is already
+// there (0 counts as none): a compare-and-swap minimum, order-independent and so
+// deterministic, written only by the rare threads that see a NaN.
+template <class T>
+__global__ void nan_pivot_kernel(const T* a, std::int64_t batch, std::int64_t n, int* info) {
   FERRITE_GRID_LOOP(e, batch * n) {
     const std::int64_t b = e / n, k = e % n;
-    if (is_nan(a[b * n * n + k * n + k])) atomicMin(first + b, static_cast<int>(k + 1));
+    if (!is_nan(a[b * n * n + k * n + k])) continue;
+    const int order = static_cast<int>(k + 1);
+    int seen = info[b];
+    while (seen == 0 || seen > order) {
+      const int before = atomicCAS(info + b, seen, order);
+      if (before == seen) break;
+      seen = before;
+    }
   }
 }
 
-__global__ void fill_int_kernel(int* p, std::int64_t count, int value) {
-  FERRITE_GRID_LOOP(i, count) p[i] = value;
+// Flags (info[b] = code) each matrix holding Inf/NaN; info must be zero beforehand and
+// every writer stores the same value.
+template <class T>
+__global__ void nonfinite_kernel(const T* a, std::int64_t columns, std::int64_t rows, int* info, int code,
+                                 std::int64_t cols) {
+  const int lane = threadIdx.x & 31;
+  const ColumnLoop loop = column_loop();
+  for (std::int64_t col = loop.first; col < columns; col += loop.step) {
+    const std::int64_t base = col * rows;
+    bool bad = false;
+#pragma unroll 4
+    for (std::int64_t i = lane; i < rows; i += 32) bad = bad || !finite(a[base + i]);
+    if (__any_sync(0xffffffffu, bad) && lane == 0) info[col / cols] = code;
+  }
 }
 
-__global__ void merge_nan_kernel(int* info, const int* first, std::int64_t batch) {
-  FERRITE_GRID_LOOP(b, batch) if (info[b] == 0 && first[b] != 0x7fffffff) info[b] = first[b];
+template <class T>
+__global__ void zero_flagged_kernel(T* a, std::int64_t columns, std::int64_t rows, std::int64_t cols, const int* info) {
+  const int lane = threadIdx.x & 31;
+  const ColumnLoop loop = column_loop();
+  for (std::int64_t col = loop.first; col < columns; col += loop.step) {
+    if (info[col / cols] == 0) continue;
+    for (std::int64_t i = lane; i < rows; i += 32) a[col * rows + i] = zero_of<T>();
+  }
+}
+
+// Blocks for one warp per column (at most 8192 blocks: the loops stride over the rest).
+unsigned column_blocks(std::int64_t columns) {
+  constexpr std::int64_t kWarps = kThreads / 32;
+  return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((columns + kWarps - 1) / kWarps, 8192)));
 }
 
 template <class In, class Out>
@@ -123,23 +213,6 @@ __global__ void copy_upper_kernel(const T* a, T* r, std::int64_t batch, std::int
   }
 }
 
-template <class T>
-__global__ void nonfinite_kernel(T* a, std::int64_t rows, std::int64_t cols, int triangle, int* info, int code) {
-  const std::int64_t b = blockIdx.x;
-  T* mat = a + b * rows * cols;
-  bool bad = false;
-  for (std::int64_t e = threadIdx.x; e < rows * cols; e += blockDim.x) {
-    const std::int64_t i = e % rows, j = e / rows;
-    if ((triangle == 1 && i < j) || (triangle == 2 && i > j)) continue;
-    bad = bad || !finite(mat[e]);
-  }
-  bad = __syncthreads_or(bad);
-  if (threadIdx.x == 0) info[b] = bad ? code : 0;
-  // The solver then sees zeros: no iteration ever runs on Inf/NaN (no hang, no garbage).
-  if (bad)
-    for (std::int64_t e = threadIdx.x; e < rows * cols; e += blockDim.x) mat[e] = zero_of<T>();
-}
-
 __global__ void merge_kernel(int* info, const int* solver, std::int64_t batch) {
   FERRITE_GRID_LOOP(b, batch) if (info[b] == 0) info[b] = solver[b];
 }
@@ -162,27 +235,44 @@ __global__ void adjoint_kernel(const T* v, T* vh, std::int64_t batch, std::int64
 
 }  // namespace
 
-void zero_triangle(void* a, DType dtype, std::int64_t batch, std::int64_t n, bool zero_upper, cudaStream_t stream) {
-  const std::int64_t count = batch * n * n;
-  if (count == 0) return;
+void lower_triangle_copy(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool transpose,
+                         bool conjugate, int* info, int code, cudaStream_t stream) {
+  if (batch == 0 || n == 0) return;
+  FERRITE_CHECK(!(transpose && conjugate), Unsupported, "linalg kernels: a conjugating transpose copy is not needed");
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    zero_triangle_kernel<T><<<blocks_for(count), kThreads, 0, stream>>>(static_cast<T*>(a), count, n, zero_upper);
+    if (transpose) {
+      const auto tiles = static_cast<unsigned>((n + 31) / 32);
+      FERRITE_CHECK(tiles <= 65535, Unsupported, "linalg: n = ", n, " is too large for the transpose kernel");
+      const dim3 grid(tiles, tiles, static_cast<unsigned>(std::min<std::int64_t>(batch, 65535)));
+      lower_transpose_kernel<T><<<grid, dim3(32, 8), 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), batch,
+                                                                 n, info, code);
+    } else {
+      const std::int64_t columns = batch * n;
+      lower_copy_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(
+          static_cast<const T*>(src), static_cast<T*>(dst), columns, n, conjugate, info, code);
+    }
   });
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, int* scratch,
-                       cudaStream_t stream) {
-  if (batch == 0 || n == 0) return;
-  fill_int_kernel<<<blocks_for(batch), kThreads, 0, stream>>>(scratch, batch, 0x7fffffff);
-  FERRITE_CUDA_CHECK_LAUNCH();
+void zero_flagged(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, const int* info,
+                  cudaStream_t stream) {
+  const std::int64_t columns = batch * cols;
+  if (columns == 0 || rows == 0) return;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    nan_diagonal_kernel<T><<<blocks_for(batch * n), kThreads, 0, stream>>>(static_cast<const T*>(a), batch, n, scratch);
+    zero_flagged_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(static_cast<T*>(a), columns, rows, cols, info);
   });
   FERRITE_CUDA_CHECK_LAUNCH();
-  merge_nan_kernel<<<blocks_for(batch), kThreads, 0, stream>>>(info, scratch, batch);
+}
+
+void nan_pivot_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream) {
+  if (batch == 0 || n == 0) return;
+  dispatch(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    nan_pivot_kernel<T><<<blocks_for(batch * n), kThreads, 0, stream>>>(static_cast<const T*>(a), batch, n, info);
+  });
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
@@ -224,16 +314,19 @@ void copy_upper(const void* a, void* r, DType dtype, std::int64_t batch, std::in
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int triangle,
-                    int* info, int code, cudaStream_t stream) {
+void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int* info, int code,
+                    cudaStream_t stream) {
   if (batch == 0) return;
-  FERRITE_CHECK(batch <= 2147483647, Unsupported, "linalg: a batch of ", batch, " matrices is too large");
+  FERRITE_CUDA_CHECK(cudaMemsetAsync(info, 0, static_cast<std::size_t>(batch) * sizeof(int), stream));
+  const std::int64_t columns = batch * cols;
+  if (columns == 0 || rows == 0) return;
   dispatch(dtype, [&](auto tag) {
     using T = decltype(tag);
-    nonfinite_kernel<T><<<static_cast<unsigned>(batch), kThreads, 0, stream>>>(static_cast<T*>(a), rows, cols,
-                                                                                triangle, info, code);
+    nonfinite_kernel<T><<<column_blocks(columns), kThreads, 0, stream>>>(static_cast<const T*>(a), columns, rows, info,
+                                                                         code, cols);
   });
   FERRITE_CUDA_CHECK_LAUNCH();
+  zero_flagged(a, dtype, batch, rows, cols, info, stream);
 }
 
 void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream) {

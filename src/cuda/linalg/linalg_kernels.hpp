@@ -5,18 +5,27 @@
 
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 
 #include "ferrite/dtype.hpp"
 
 namespace ferrite::cuda::linalg_kernels {
 
-/// Zeroes the strictly upper (zero_upper) or strictly lower triangle of n×n matrices.
-void zero_triangle(void* a, DType dtype, std::int64_t batch, std::int64_t n, bool zero_upper, cudaStream_t stream);
-/// info[b] == 0 and a NaN on the diagonal of factor b: info[b] = first such index + 1, as
-/// LAPACK's potrf (and the CPU backend) reports a NaN pivot. scratch: batch ints.
-void nan_diagonal_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, int* scratch,
-                       cudaStream_t stream);
+/// dst (column-major n×n) = the lower triangle of m, zero above it, where m is src read
+/// column-major as it is (conjugated when `conjugate`), or with `transpose` src's transpose
+/// (src row-major is m: a shared-memory tiled transpose). With info, info[b] = code when
+/// that triangle holds Inf/NaN (info zero beforehand; every writer stores the same value).
+/// The other triangle of src is never read.
+void lower_triangle_copy(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t n, bool transpose,
+                         bool conjugate, int* info, int code, cudaStream_t stream);
+/// Zeroes matrix b (rows×cols, column-major) wherever info[b] != 0, so that no solver ever
+/// iterates on Inf/NaN.
+void zero_flagged(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, const int* info,
+                  cudaStream_t stream);
+/// A NaN at (k, k) of factor b: info[b] = min(info[b] if nonzero, k + 1), as LAPACK's potrf
+/// (and the CPU backend) stops at a NaN pivot. One launch, no scratch.
+void nan_pivot_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream);
 void pivots_to_i32(const std::int64_t* in, std::int32_t* out, std::int64_t count, cudaStream_t stream);
 void pivots_to_i64(const std::int32_t* in, std::int64_t* out, std::int64_t count, cudaStream_t stream);
 /// P [m×m], L [m×k], U [k×n] from packed LU [m×n] and 1-based pivots [k]; perm is scratch
@@ -26,14 +35,22 @@ void lu_unpack(const void* lu, const std::int32_t* pivots, void* p, void* l, voi
 /// r [rrows×n] = the upper triangle of a [m×n] (zeros below the diagonal and below row m).
 void copy_upper(const void* a, void* r, DType dtype, std::int64_t batch, std::int64_t m, std::int64_t n,
                 std::int64_t rrows, cudaStream_t stream);
-/// info[b] = code when matrix b (rows×cols; for triangle = 1 only the lower, 2 only the
-/// upper triangle of a square one) holds Inf or NaN, else 0; such matrices are zeroed.
-void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int triangle,
-                    int* info, int code, cudaStream_t stream);
+/// info[b] = code when matrix b (column-major rows×cols) holds Inf or NaN, else 0; such
+/// matrices are zeroed (zero_flagged). One warp per column, all columns of the batch in
+/// parallel: bandwidth-bound at any batch and size.
+void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows, std::int64_t cols, int* info, int code,
+                    cudaStream_t stream);
 /// info[b] = info[b] != 0 ? info[b] : solver[b].
 void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream);
 /// Complex copy (imaginary parts 0) of `count` real elements (F32 -> C64, F64 -> C128).
 void real_to_complex(const void* in, void* out, DType real, std::int64_t count, cudaStream_t stream);
+/// eig of a batch of n×n column-major matrices, 1 <= n <= small_eig::kLargest (32), one
+/// thread per matrix (small_eig.cu): w [batch, n] and, with vectors, v [batch] n×n
+/// column-major, complex (C64 for F32/C64 input, C128 for F64/C128); info[b] = 0 or the
+/// failing eigenvalue's index + 1. scratch: small_eig_scratch_bytes(batch, n) bytes.
+std::size_t small_eig_scratch_bytes(std::int64_t batch, std::int64_t n);
+void small_eig(const void* a, DType dtype, std::int64_t batch, std::int64_t n, bool vectors, void* w, void* v,
+               int* info, void* scratch, cudaStream_t stream);
 /// vh[b] = v[b]ᴴ for n×n matrices (gesvdj returns V, torch wants Vh).
 void adjoint(const void* v, void* vh, DType dtype, std::int64_t batch, std::int64_t n, cudaStream_t stream);
 
