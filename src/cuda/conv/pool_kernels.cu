@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <type_traits>
 
 namespace ferrite::cuda::kernels {
@@ -87,7 +88,7 @@ Band route_band(const Pool2dDesc& d, std::int64_t elem) {
 template <class T>
 __device__ void stage_rows(const T* plane, int w, int y0, int y1, T* tile) {
   const T* src = plane + static_cast<std::int64_t>(y0) * w;
-  const unsigned n = static_cast<unsigned>((y1 - y0) * w);
+  const unsigned n = y1 > y0 ? static_cast<unsigned>((y1 - y0) * w) : 0u;
   unsigned done = 0;
   if ((reinterpret_cast<std::uintptr_t>(src) & 15) == 0) {
     constexpr unsigned kPer = 16 / sizeof(T);
@@ -127,7 +128,62 @@ __device__ void for_band_outputs(int i0, int i1, int ow, F&& f) {
   }
 }
 
-template <class T>
+// Unrolled twins of detail::max_pool_element / avg_pool_element for a KH x KW window with
+// dilation 1 (the common 3x3 and 2x2): the generic loops cost ~10 dependent instructions per
+// tap, as much time as the memory traffic for 3x3. The taps run in the same row-major order
+// over the same in-bounds positions with the same comparison, sum order, divisor (avg_window)
+// and narrowing, so the results are bit for bit the generic ones; the conformance cases
+// compare them with the CPU backend, which runs the generic code.
+template <int KH, int KW, class T>
+__device__ void max_window_fixed(const detail::PoolIdx<int>& d, const T* tile, int row0, int i, int j, T* out,
+                                 std::int64_t* index) {
+  using W = detail::wide_t<T>;
+  const int hs = i * d.sh - d.ph, ws = j * d.sw - d.pw;
+  W best = -std::numeric_limits<W>::infinity();
+  int best_index = (hs < 0 ? 0 : hs) * d.w + (ws < 0 ? 0 : ws);  // the first in-bounds tap
+#pragma unroll
+  for (int a = 0; a < KH; ++a) {
+    const int y = hs + a;
+    if (y < 0 || y >= d.h) continue;
+#pragma unroll
+    for (int b = 0; b < KW; ++b) {
+      const int x = ws + b;
+      if (x < 0 || x >= d.w) continue;
+      const W v = detail::widen(tile[(y - row0) * d.w + x]);
+      if (v > best || v != v) {
+        best = v;
+        best_index = y * d.w + x;
+      }
+    }
+  }
+  *out = detail::narrow<T>(best);
+  *index = best_index;
+}
+
+template <int KH, int KW, class T>
+__device__ T avg_window_fixed(const detail::PoolIdx<int>& d, const T* tile, int row0, int i, int j) {
+  using W = detail::wide_t<T>;
+  const detail::AvgWindow<int> a = detail::avg_window(d, i, j);
+  if (a.hs >= a.he || a.ws >= a.we) return detail::narrow<T>(W(0));
+  const int hs = i * d.sh - d.ph, ws = j * d.sw - d.pw;
+  W sum = 0;
+#pragma unroll
+  for (int r = 0; r < KH; ++r) {
+    const int y = hs + r;
+    if (y < a.hs || y >= a.he) continue;
+#pragma unroll
+    for (int c = 0; c < KW; ++c) {
+      const int x = ws + c;
+      if (x < a.ws || x >= a.we) continue;
+      sum += detail::widen(tile[(y - row0) * d.w + x]);
+    }
+  }
+  return detail::narrow<T>(sum / static_cast<W>(a.divisor));
+}
+
+// K = 0: the generic per-element code (any kernel size, dilation); K > 0: a K x K window with
+// dilation 1 through the unrolled twins.
+template <class T, int K>
 __global__ void __launch_bounds__(kThreads) max_pool_band_kernel(Pool2dDesc d, detail::PoolIdx<int> pd, int rows,
                                                                   const T* x, T* out, std::int64_t* idx) {
   extern __shared__ uint4 smem_raw[];
@@ -142,12 +198,13 @@ __global__ void __launch_bounds__(kThreads) max_pool_band_kernel(Pool2dDesc d, d
     T* o = out + p * out_per;
     std::int64_t* ix = idx + p * out_per;
     for_band_outputs(i0, i1, pd.ow, [&](int i, int j, std::int64_t e) {
-      detail::max_pool_element(pd, static_cast<const T*>(tile), i, j, o + e, ix + e, span.y0);
+      if constexpr (K > 0) max_window_fixed<K, K>(pd, static_cast<const T*>(tile), span.y0, i, j, o + e, ix + e);
+      else detail::max_pool_element(pd, static_cast<const T*>(tile), i, j, o + e, ix + e, span.y0);
     });
   }
 }
 
-template <class T>
+template <class T, int K>
 __global__ void __launch_bounds__(kThreads) avg_pool_band_kernel(Pool2dDesc d, detail::PoolIdx<int> pd, int rows,
                                                                   const T* x, T* out) {
   extern __shared__ uint4 smem_raw[];
@@ -161,13 +218,44 @@ __global__ void __launch_bounds__(kThreads) avg_pool_band_kernel(Pool2dDesc d, d
     __syncthreads();
     T* o = out + p * out_per;
     for_band_outputs(i0, i1, pd.ow, [&](int i, int j, std::int64_t e) {
-      o[e] = detail::avg_pool_element(pd, static_cast<const T*>(tile), i, j, span.y0);
+      if constexpr (K > 0) o[e] = avg_window_fixed<K, K>(pd, static_cast<const T*>(tile), span.y0, i, j);
+      else o[e] = detail::avg_pool_element(pd, static_cast<const T*>(tile), i, j, span.y0);
     });
   }
 }
 
 dim3 band_grid(const Pool2dDesc& d, const Band& b) {
   return dim3(b.blocks_x, static_cast<unsigned>(std::min<std::int64_t>(d.planes, 65535)), 1);
+}
+
+// The unrolled window of the band kernels for this descriptor: 3, 2, or 0 (generic).
+int fixed_window(const Pool2dDesc& d) {
+  if (d.dh != 1 || d.dw != 1 || d.kh != d.kw) return 0;
+  return d.kh == 3 || d.kh == 2 ? static_cast<int>(d.kh) : 0;
+}
+
+template <class T>
+void launch_max_band(const Pool2dDesc& d, const detail::PoolIdx<int>& pd, const Band& b, const T* x, T* out,
+                     std::int64_t* idx, cudaStream_t s) {
+  const dim3 g = band_grid(d, b);
+  switch (fixed_window(d)) {
+    case 3: max_pool_band_kernel<T, 3><<<g, kThreads, b.smem, s>>>(d, pd, b.rows, x, out, idx); break;
+    case 2: max_pool_band_kernel<T, 2><<<g, kThreads, b.smem, s>>>(d, pd, b.rows, x, out, idx); break;
+    default: max_pool_band_kernel<T, 0><<<g, kThreads, b.smem, s>>>(d, pd, b.rows, x, out, idx); break;
+  }
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+template <class T>
+void launch_avg_band(const Pool2dDesc& d, const detail::PoolIdx<int>& pd, const Band& b, const T* x, T* out,
+                     cudaStream_t s) {
+  const dim3 g = band_grid(d, b);
+  switch (fixed_window(d)) {
+    case 3: avg_pool_band_kernel<T, 3><<<g, kThreads, b.smem, s>>>(d, pd, b.rows, x, out); break;
+    case 2: avg_pool_band_kernel<T, 2><<<g, kThreads, b.smem, s>>>(d, pd, b.rows, x, out); break;
+    default: avg_pool_band_kernel<T, 0><<<g, kThreads, b.smem, s>>>(d, pd, b.rows, x, out); break;
+  }
+  FERRITE_CUDA_CHECK_LAUNCH();
 }
 
 template <class T, class I>
@@ -223,9 +311,7 @@ void max_pool2d(const Pool2dDesc& d, const Buffer& x, const Buffer& out, const B
       using I = decltype(pd.h);
       if constexpr (std::is_same_v<I, int>) {
         if (const Band b = route_band(d, sizeof(T)); b.rows > 0) {
-          max_pool_band_kernel<T><<<band_grid(d, b), kThreads, b.smem, s>>>(
-              d, pd, b.rows, x.data_as<const T>(), out.data_as<T>(), indices.data_as<std::int64_t>());
-          FERRITE_CUDA_CHECK_LAUNCH();
+          launch_max_band<T>(d, pd, b, x.data_as<const T>(), out.data_as<T>(), indices.data_as<std::int64_t>(), s);
           return;
         }
       }
@@ -256,9 +342,7 @@ void avg_pool2d(const Pool2dDesc& d, const Buffer& x, const Buffer& out, cudaStr
       using I = decltype(pd.h);
       if constexpr (std::is_same_v<I, int>) {
         if (const Band b = route_band(d, sizeof(T)); b.rows > 0) {
-          avg_pool_band_kernel<T><<<band_grid(d, b), kThreads, b.smem, s>>>(d, pd, b.rows, x.data_as<const T>(),
-                                                                              out.data_as<T>());
-          FERRITE_CUDA_CHECK_LAUNCH();
+          launch_avg_band<T>(d, pd, b, x.data_as<const T>(), out.data_as<T>(), s);
           return;
         }
       }
