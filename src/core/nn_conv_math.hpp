@@ -44,12 +44,14 @@ FERRITE_HOST_DEVICE I idx_min(I a, I b) { return a < b ? a : b; }
 template <class I>
 FERRITE_HOST_DEVICE I idx_max(I a, I b) { return a > b ? a : b; }
 
+/// `plane` holds the plane's rows from `row0` on (0: the whole plane; the CUDA fast path
+/// passes a shared-memory copy of a band of rows). Indices stay those of the whole plane.
 /// max_pool2d of output (i, j) of one plane, PyTorch's rule: the window starts at its first
 /// in-bounds tap; a value wins when it is greater or NaN (so a NaN propagates, the last NaN's
 /// index is kept); an all -inf window returns -inf at its first tap.
 template <class T, class I>
 FERRITE_HOST_DEVICE void max_pool_element(const PoolIdx<I>& d, const T* plane, I i, I j, T* out,
-                                          std::int64_t* index) {
+                                          std::int64_t* index, I row0 = 0) {
   using W = wide_t<T>;
   I hs = i * d.sh - d.ph, ws = j * d.sw - d.pw;
   const I he = idx_min<I>(hs + (d.kh - 1) * d.dh + 1, d.h), we = idx_min<I>(ws + (d.kw - 1) * d.dw + 1, d.w);
@@ -59,7 +61,7 @@ FERRITE_HOST_DEVICE void max_pool_element(const PoolIdx<I>& d, const T* plane, I
   I best_index = hs * d.w + ws;
   for (I y = hs; y < he; y += d.dh)
     for (I x = ws; x < we; x += d.dw) {
-      const W v = widen(plane[y * d.w + x]);
+      const W v = widen(plane[(y - row0) * d.w + x]);
       if (v > best || v != v) {
         best = v;
         best_index = y * d.w + x;
@@ -101,13 +103,13 @@ FERRITE_HOST_DEVICE AvgWindow<I> avg_window(const PoolIdx<I>& d, I i, I j) {
 }
 
 template <class T, class I>
-FERRITE_HOST_DEVICE T avg_pool_element(const PoolIdx<I>& d, const T* plane, I i, I j) {
+FERRITE_HOST_DEVICE T avg_pool_element(const PoolIdx<I>& d, const T* plane, I i, I j, I row0 = 0) {
   using W = wide_t<T>;
   const AvgWindow<I> a = avg_window(d, i, j);
   if (a.hs >= a.he || a.ws >= a.we) return narrow<T>(W(0));  // a window wholly in the padding
   W sum = 0;
   for (I y = a.hs; y < a.he; ++y)
-    for (I x = a.ws; x < a.we; ++x) sum += widen(plane[y * d.w + x]);
+    for (I x = a.ws; x < a.we; ++x) sum += widen(plane[(y - row0) * d.w + x]);
   return narrow<T>(sum / static_cast<W>(a.divisor));
 }
 

@@ -152,7 +152,16 @@ std::vector<PoolSpec> pool_specs(bool dilation, bool small) {
     s.push_back({{1, 2, 9, 9}, {3, 3, 1, 1, 1, 1, 2, 2, 1, 1, 0}});
     s.push_back({{2, 1, 8, 11}, {2, 3, 2, 2, 1, 1, 3, 2, 0, 1, 0}});
   }
-  if (!small) s.push_back({{2, 4, 33, 17}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 0}});
+  if (!small) {
+    s.push_back({{2, 4, 33, 17}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 0}});
+    // Edges of the CUDA forward fast path (bands of output rows staged in shared memory):
+    s.push_back({{1, 3, 13, 19}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 0}});   // odd width: unaligned rows
+    s.push_back({{2, 3, 9, 10}, {3, 3, 2, 2, 0, 0, 1, 1, 1, 0, 0}});    // ceil_mode: both axes hang off
+    s.push_back({{1, 2, 11, 12}, {3, 2, 3, 2, 1, 1, 1, 1, 1, 1, 0}});   // ceil_mode with padding, kh != kw
+    s.push_back({{1, 1, 5, 1100}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 0}});  // ow 550 > threads: one row per band
+    s.push_back({{1, 1, 4, 2100}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 0}});  // 3 F64 rows > 48 KiB: generic kernel
+    s.push_back({{1, 66000, 3, 4}, {3, 3, 2, 2, 1, 1, 1, 1, 0, 1, 0}}); // planes > 65535 (grid y loops)
+  }
   return s;
 }
 
@@ -172,6 +181,17 @@ std::vector<Case> pool_cases(DType d, Rng& rng, bool dilation, bool small, bool 
     v[11] = -kInf;
     v[16] = kInf;
     cases.push_back({"NaN and -inf", {to_dtype(v, sh, d)}, {2, 2, 2, 2, 0, 0, 1, 1, 0, 1, 0}});
+    // 3x3 stride 2 padding 1, ceil_mode: overlapping windows share NaN / -inf columns; the last
+    // rows are all -inf but one NaN, so windows over them only (and the padding) keep their first tap.
+    const Shape sh2{2, 1, 7, 9};
+    LVec u(126);
+    for (std::size_t i = 0; i < u.size(); ++i) u[i] = static_cast<long double>(i % 5) - 2;
+    for (std::size_t i : {2u, 20u, 21u, 40u, 70u, 71u}) u[i] = kNan;
+    for (std::size_t i : {4u, 13u, 22u, 30u, 31u, 80u}) u[i] = -kInf;
+    for (std::size_t i = 45; i < 63; ++i) u[i] = -kInf;   // rows 5 and 6 of the first plane
+    for (std::size_t i = 108; i < 126; ++i) u[i] = -kInf;  // rows 5 and 6 of the second plane
+    u[50] = kNan;
+    cases.push_back({"NaN and -inf, 3x3/2", {to_dtype(u, sh2, d)}, {3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 0}});
   }
   return cases;
 }
