@@ -9,7 +9,13 @@ Tensor cross_entropy(const Tensor& logits, const Tensor& targets, LossCache& cac
   cache.logits = logits;
   cache.targets = targets;
   cache.saved = nn::cross_entropy_forward(logits, targets);
-  return cache.saved.loss;
+  if (logits.dtype() != DType::F16 && logits.dtype() != DType::BF16) return cache.saved.loss;
+  // Half-precision logits (--precision bf16): the op's loss has their dtype (PyTorch's rule),
+  // while autocast's recipe reports cross_entropy(logits.float()), an F32 loss. Each row's
+  // loss is lse - logit[target], both exact in F32 (lse is the op's F32 log-sum-exp), so the
+  // F32 loss is their mean over the rows counted.
+  const Tensor picked = gather(logits, 1, targets.unsqueeze(1)).view({-1}).to(DType::F32);
+  return sum(cache.saved.lse - picked) / cache.saved.count;
 }
 
 Tensor cross_entropy_backward(const LossCache& cache, double grad_scale) {

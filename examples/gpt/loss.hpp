@@ -13,8 +13,8 @@ struct LossCache {
   nn::CrossEntropyForward saved;  // per-row log-sum-exp (F32) and the row count
 };
 
-/// mean over rows of -log_softmax(logits)[row, target]: a 0-d tensor of the logits' dtype on
-/// their device. logits [N, V] floating, targets [N] I64. The fused op accumulates in F32
+/// mean over rows of -log_softmax(logits)[row, target]: a 0-d tensor on the logits' device,
+/// of their dtype for F32/F64 logits and F32 for F16/BF16 logits (autocast's logits.float()). logits [N, V] floating, targets [N] I64. The fused op accumulates in F32
 /// (also for F64 logits: then the loss has F32 precision; docs/families/training.md).
 Tensor cross_entropy(const Tensor& logits, const Tensor& targets, LossCache& cache);
 

@@ -48,8 +48,9 @@ Weights zeros_like(const Weights& weights);
 
 /// The dtypes of a pass. With MatmulCompute::BF16 (--precision bf16) the model mirrors
 /// PyTorch's autocast: linear layers read and write BF16 activations (BF16 copies of the
-/// weights, F32 accumulation), GELU and attention run in BF16, while the residual stream,
-/// LayerNorm, the logits and the loss stay in the master weights' dtype (F32). Otherwise
+/// weights, F32 accumulation), GELU, attention and the logits are BF16 (the fused loss reads
+/// BF16 logits with F32 accumulation, as cross_entropy(logits.float()) computes), while the
+/// residual stream, LayerNorm and the loss stay in the master weights' dtype (F32). Otherwise
 /// every activation has the weights' dtype and `compute` is passed to the matmuls.
 struct Precision {
   DType act;              // linear layers' inputs and outputs, GELU, attention
@@ -78,7 +79,8 @@ struct ForwardCache {
   LossCache loss;
 };
 
-/// Logits [B * T, vocab] in the weights' dtype for the tokens idx [B, T] (T <= context). With
+/// Logits [B * T, vocab] in the activations' dtype (Precision::act) for the tokens idx [B, T]
+/// (T <= context). With
 /// a cache, it keeps what backward() needs. `compute` is the precision: Default (the
 /// weights' dtype), F32 (no TF32), or, for F32 weights, MatmulCompute::BF16 (see Precision).
 Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& idx, ForwardCache* cache,
