@@ -99,6 +99,11 @@ def main():
         picked = [c for c in module.cases(args.quick) if wanted(c.name, patterns) and c.name in ferrite]
         for case in picked:
             torch_ms[case.name] = time_torch(case.fn, case.host_timed)
+            # One line per case as it is timed, so a run cut off early still shows the ratios
+            # it reached (the table comes at the end).
+            ours = ferrite[case.name]["ms"]
+            print(f"torch {case.name:40s} {torch_ms[case.name]:9.4f} ms  ferrite {ours:9.4f} ms  "
+                  f"ratio {torch_ms[case.name] / ours:6.3f}", flush=True)
         del picked
         torch.cuda.empty_cache()
 

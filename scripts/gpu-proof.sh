@@ -49,8 +49,9 @@ if [ -n "${BENCH_FILTER:-}" ] && [ "$(left)" -gt 30 ]; then
   PYTHONUNBUFFERED=1 timeout $(($(left) - 10)) python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT/bench" \
     --filter "$BENCH_FILTER" >"$OUT/bench.txt" 2>&1
   echo "bench exit $?"
+  # The whole table when the run finished; otherwise ferrite's lines and PyTorch's per case.
   if grep -q "^| case" "$OUT/bench.txt"; then grep -E "^\||target" "$OUT/bench.txt"
-  else grep -vE "Warning|warn|^ " "$OUT/bench.txt" | tail -40; fi
+  else grep -vE "Warning|warn|^ " "$OUT/bench.txt" | tail -90; fi
 fi
 echo "total: $(($(date +%s) - start)) s"
 ( cd "$OUT" && tar czf proof-logs.tar.gz ./*.txt ./*.log 2>/dev/null && rm -f ./*.txt ./*.log )
