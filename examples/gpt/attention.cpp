@@ -28,8 +28,12 @@ Tensor causal_attention_backward(const Tensor& grad, const AttentionCache& cache
   const Tensor dy = grad.view({b, t, n_head, hd}).permute({0, 2, 1, 3});
   const nn::AttentionGrads g = nn::scaled_dot_product_attention_backward(dy, cache.q, cache.k, cache.v, cache.out,
                                                                        cache.logsumexp, {.causal = true});
-  // [3, B, heads, T, hd] -> [B, T, 3, heads, hd], the layout of qkv.
-  return stack({g.dq, g.dk, g.dv}, 0).permute({1, 3, 0, 2, 4}).contiguous().view({b, t, 3 * n_head * hd});
+  // Into the layout of qkv, [B, T, 3, heads, hd]: each gradient is copied once through a
+  // strided view of the result (stack then a contiguous permute moved the data twice).
+  const Tensor dqkv = empty({b, t, 3, n_head, hd}, g.dq.dtype(), g.dq.device());
+  const Tensor* parts[] = {&g.dq, &g.dk, &g.dv};
+  for (std::int64_t i = 0; i < 3; ++i) dqkv.select(2, i).permute({0, 2, 1, 3}).copy_(*parts[i]);
+  return dqkv.view({b, t, 3 * n_head * hd});
 }
 
 }  // namespace ferrite::gpt
