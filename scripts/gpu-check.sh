@@ -6,6 +6,8 @@
 #
 # Narrowing a run (for work on one family; a full check uses neither):
 #   TEST_FILTER=pattern   gtest filter for the conformance and CUDA test programs
+#   FILTERED_RUN=0        with TEST_FILTER: no extra native run of the filtered cases after ctest
+#                         (ctest has run them already; the filter then only narrows memcheck)
 #   BENCH_FILTER=a,b      benchmark cases named a or b (globs too: softmax*,*_bf16)
 #   SKIP_BENCH=1          no benchmarks
 #   CTEST_EXCLUDE=regex   ctest programs left out (e.g. conformance_cpu: the CPU backend's suite,
@@ -115,7 +117,7 @@ if [ -n "$skipped" ]; then
   note "ERROR: test cases skipped themselves on a GPU machine:"
   echo "$skipped" | tee -a "$summary"; status=1
 fi
-if [ -n "${TEST_FILTER:-}" ]; then
+if [ -n "${TEST_FILTER:-}" ] && [ "${FILTERED_RUN:-1}" = 1 ]; then
   "$BUILD/tests/ferrite_conformance" --backend=cuda $gtest_filter --gtest_brief=1 2>&1 |
     grep -E "^\[  (PASSED|FAILED) |tests? from .* ran" | sed "s/^/filtered conformance: /" | tee -a "$summary"
 fi
