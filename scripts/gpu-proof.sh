@@ -10,6 +10,7 @@
 #   TEST_FILTER='*sparse*' BENCH_FILTER='rand_f32,sum_f32' scripts/gpu-proof.sh
 #   LIMIT_S=570   seconds the whole script may take (default 570: the device's 600 less margin)
 #   GPT_SPEED=0   skip step 3
+#   PY_MEMCHECK=0 skip the Python DLPack tests under compute-sanitizer (after step 2)
 # stdout stays short (the device returns the last 12,000 characters); the logs are packed in
 # $OUT (default ./gpu-proof-out) as three archives.
 set -uo pipefail
@@ -37,6 +38,19 @@ echo "== gpu-check (status $status), $(($(date +%s) - start)) s"
 grep -vE "^(ferrite |backends:|CUDA runtime|[0-9]+ CUDA device|  cuda:)" "$OUT/check.txt" | grep -vE "^[0-9]+: conformance on" | head -70
 echo "== GPT parity"
 cat "$OUT/gpt-parity.txt"
+
+# The Python package's DLPack lifetime and stream tests under compute-sanitizer (the package
+# built from the same CMake directory: a no-op build).
+if [ "${PY_MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null && [ "$(left)" -gt 300 ]; then
+  echo "== Python DLPack tests under memcheck, $(($(date +%s) - start)) s"
+  ( pip_log="$OUT/pip.log"
+    CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) timeout 120 python3 -m pip install -q --no-build-isolation \
+      -Cbuild-dir="$BUILD" -Ccmake.define.FERRITE_BUILD_TESTS=ON -Ccmake.define.FERRITE_BUILD_TOOLS=ON \
+      -Ccmake.define.FERRITE_BUILD_EXAMPLES=ON . >"$pip_log" 2>&1 || { echo "pip install failed"; tail -5 "$pip_log"; exit 1; }
+    timeout 90 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
+      python3 -m pytest -q python/tests/test_dlpack.py -k "lifetime or busy or torch or cupy" 2>&1 |
+      grep -E "passed|failed|ERROR SUMMARY|Error" | grep -v "leaked" | tail -4 )
+fi
 
 if [ "${GPT_SPEED:-1}" != 0 ] && [ "$(left)" -gt 200 ]; then
   echo "== GPT speed, $(($(date +%s) - start)) s"
