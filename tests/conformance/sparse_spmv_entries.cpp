@@ -1,9 +1,10 @@
 // Conformance of sparse::spmv on CSR matrices built from their arrays, shaped to reach every
 // path of the CUDA kernel (src/cuda/sparse/sparse_spmv_kernels.cu): the lanes per row come
 // from the average row length (<= 8 entries: 4 lanes, <= 24: 8, <= 64: 16, else 32) and rows
-// longer than 64 x lanes are summed by a whole block. Cases: every lane count, empty rows,
-// nnz = 0, no rows, rows just at and just past the long-row threshold, several long rows in
-// one 32-row chunk, and one row of 10^6 entries (issue 15's skewed case); I32 and I64 indices.
+// longer than 64 x lanes are summed by a whole block (each block inspecting 256 rows at a
+// time). Cases: every lane count, empty rows, nnz = 0, no rows, rows just at and just past the
+// long-row threshold, several long rows in one 256-row step, and one row of 10^6 entries
+// (issue 15's skewed case); I32 and I64 indices.
 // Values and x are small integers, so every sum is exact in every accumulator whatever the
 // order: CUDA (its own summation order) must match the CPU bit for bit, and both the exact
 // reference rounded once.
@@ -86,7 +87,7 @@ std::vector<Case> spmv_cases(DType dtype, Rng& rng) {
   add_case(cases, "16 lanes, empty rows", lengths_between(150, 30, 70, 9, rng), 400, dtype, rng);
   add_case(cases, "32 lanes, empty rows", lengths_between(100, 80, 300, 7, rng), 1000, dtype, rng);
   // 4 lanes (average about 1.2), rows of exactly 256 = 64 x 4 entries (the group's) and of 257
-  // and 600 (a block's), the long ones in one 32-row chunk and in the last, partial chunk.
+  // and 600 (a block's), the long ones in one 256-row step and in the last, partial step.
   {
     std::vector<std::int64_t> lengths = lengths_between(5000, 0, 2, 0, rng);
     lengths[3] = 256;
@@ -96,7 +97,7 @@ std::vector<Case> spmv_cases(DType dtype, Rng& rng) {
     add_case(cases, "4 lanes with long rows", lengths, 600, dtype, rng);
   }
   // 32 lanes (average about 25000): one row of 10^6 entries (every column), rows of 2048 (the
-  // group's) and 2049 and 3000 (a block's), spread over two chunks, some rows empty.
+  // group's) and 2049 and 3000 (a block's), some rows empty.
   {
     std::vector<std::int64_t> lengths = lengths_between(40, 0, 100, 6, rng);
     lengths[7] = 1000000;

@@ -31,9 +31,7 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 constexpr int kLongFactor = 64;        // rows longer than kLongFactor * G take the block path
-constexpr std::int64_t kChunk = 32;    // rows one long-row block inspects at a time (one ballot)
-constexpr std::int64_t kMaxLongBlocks = 256;
-constexpr std::int64_t kMaxRowBlocks = std::int64_t(1) << 20;  // the row path grid-strides past this
+constexpr std::int64_t kMaxRowBlocks = std::int64_t(1) << 20;  // each path grid-strides past this many blocks
 
 // A read through the read-only (non-coherent) cache, for any 2-, 4- or 8-byte type: every
 // array here is read-only for the kernel's lifetime.
@@ -87,41 +85,41 @@ __global__ __launch_bounds__(kBlock) void spmv_kernel(const I* __restrict__ ptr,
     }
     return;
   }
-  // Long rows: this block inspects chunks of 32 rows (block-uniform loop) and sums every row of
-  // the chunk longer than kLongRow with all its threads.
-  __shared__ unsigned long_rows;
+  // Long rows: this block inspects 256 rows at a time (one per thread, block-uniform loop) and
+  // sums every one of them longer than kLongRow with all its threads, in row order.
+  __shared__ unsigned long_rows[kWarps];
   __shared__ Acc partial[kWarps];
   const std::int64_t long_block = static_cast<std::int64_t>(blockIdx.x) - row_blocks;
   const std::int64_t long_blocks = static_cast<std::int64_t>(gridDim.x) - row_blocks;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
-  for (std::int64_t first = long_block * kChunk; first < m; first += long_blocks * kChunk) {
-    if (warp == 0) {
-      const std::int64_t r = first + lane;
-      const bool is_long = r < m && static_cast<std::int64_t>(ldg(ptr + r + 1)) - ldg(ptr + r) > kLongRow;
-      const unsigned ballot = __ballot_sync(0xffffffffu, is_long);
-      if (lane == 0) long_rows = ballot;
-    }
+  for (std::int64_t first = long_block * kBlock; first < m; first += long_blocks * kBlock) {
+    const std::int64_t r = first + threadIdx.x;
+    const bool is_long = r < m && static_cast<std::int64_t>(ldg(ptr + r + 1)) - ldg(ptr + r) > kLongRow;
+    const unsigned ballot = __ballot_sync(0xffffffffu, is_long);
+    if (lane == 0) long_rows[warp] = ballot;
     __syncthreads();
-    unsigned pending = long_rows;
-    __syncthreads();  // every thread has read long_rows before warp 0 rewrites it
-    while (pending != 0u) {
-      const std::int64_t row = first + (__ffs(static_cast<int>(pending)) - 1);
-      pending &= pending - 1u;
-      const std::int64_t lo = ldg(ptr + row), hi = ldg(ptr + row + 1);
-      Acc acc = Acc(0);
+    for (int w = 0; w < kWarps; ++w) {
+      unsigned pending = long_rows[w];  // the same in every thread: the loops below are block-uniform
+      while (pending != 0u) {
+        const std::int64_t row = first + w * 32 + (__ffs(static_cast<int>(pending)) - 1);
+        pending &= pending - 1u;
+        const std::int64_t lo = ldg(ptr + row), hi = ldg(ptr + row + 1);
+        Acc acc = Acc(0);
 #pragma unroll 4
-      for (std::int64_t p = lo + threadIdx.x; p < hi; p += kBlock)
-        acc += detail::widen(ldg(values + p)) * detail::widen(ldg(x + static_cast<std::int64_t>(ldg(idx + p))));
-      acc = butterfly(acc, 0xffffffffu, 32);
-      if (lane == 0) partial[warp] = acc;
-      __syncthreads();
-      if (threadIdx.x == 0) {
-        Acc sum = partial[0];
-        for (int w = 1; w < kWarps; ++w) sum += partial[w];
-        y[row] = detail::narrow<T>(sum);
+        for (std::int64_t p = lo + threadIdx.x; p < hi; p += kBlock)
+          acc += detail::widen(ldg(values + p)) * detail::widen(ldg(x + static_cast<std::int64_t>(ldg(idx + p))));
+        acc = butterfly(acc, 0xffffffffu, 32);
+        if (lane == 0) partial[warp] = acc;
+        __syncthreads();
+        if (threadIdx.x == 0) {
+          Acc sum = partial[0];
+          for (int v = 1; v < kWarps; ++v) sum += partial[v];
+          y[row] = detail::narrow<T>(sum);
+        }
+        __syncthreads();  // partial is reused by the next long row
       }
-      __syncthreads();  // partial is reused by the next long row
     }
+    __syncthreads();  // every thread has read long_rows before the next step rewrites it
   }
 }
 
@@ -130,7 +128,8 @@ void launch(const void* ptr, const void* idx, const void* values, const void* x,
             cudaStream_t stream) {
   constexpr std::int64_t kGroups = kBlock / G;
   const std::int64_t row_blocks = std::min((m + kGroups - 1) / kGroups, kMaxRowBlocks);
-  const std::int64_t long_blocks = std::min((m + kChunk - 1) / kChunk, kMaxLongBlocks);
+  // One long-row block per 256 rows (each inspects its rows' lengths once; most find none).
+  const std::int64_t long_blocks = std::min((m + kBlock - 1) / kBlock, kMaxRowBlocks);
   spmv_kernel<T, I, G><<<static_cast<unsigned>(row_blocks + long_blocks), kBlock, 0, stream>>>(
       static_cast<const I*>(ptr), static_cast<const I*>(idx), static_cast<const T*>(values),
       static_cast<const T*>(x), static_cast<T*>(y), m, row_blocks);
