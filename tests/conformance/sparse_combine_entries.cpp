@@ -246,7 +246,7 @@ std::vector<Case> add_cases(DType dtype, Rng& rng) {
                        {la, lb, index},
                        {s.alpha}});
     }
-  // Skewed rows: one row holds most of the nonzeros (one GPU thread merges it).
+  // Skewed rows: one row holds most of the nonzeros (one GPU warp places all of it).
   Tensor sa = sparse_dense(3, 200000, 0.001, dtype, rng), sb = sparse_dense(3, 200000, 0.001, dtype, rng);
   sa.select(0, 1).copy_(sparse_dense(1, 200000, 0.5, dtype, rng).select(0, 0));
   sb.select(0, 1).copy_(sparse_dense(1, 200000, 0.3, dtype, rng).select(0, 0));

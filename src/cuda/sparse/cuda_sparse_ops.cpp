@@ -1,13 +1,15 @@
 // The CUDA backend's sparse matrices: own kernels for validation, conversions and coalescing
-// (sparse_kernels.cu, around CUB's radix sort and scan), cuSPARSE's generic API for the
-// products (SpMV with its deterministic CSR algorithm, SpMM with a non-transposed sparse
-// operand, which cuSPARSE documents as deterministic). Work runs on the device's current
+// (sparse_kernels.cu, around CUB's radix sort and scan) and for real-valued SpMV
+// (sparse_spmv_kernels.cu, a fixed summation order), cuSPARSE's generic API for the other
+// products (complex SpMV with its deterministic CSR algorithm, SpMM with a non-transposed
+// sparse operand, which cuSPARSE documents as deterministic, SpGEMM, SDDMM). Work runs on the device's current
 // stream; scratch comes from the device pool; counts are read back through pinned memory.
 #include <cusparse.h>
 
 #include <array>
 #include <string>
 #include <limits>
+#include <memory>
 #include <mutex>
 
 #include "cuda/cuda_families.hpp"
@@ -270,6 +272,13 @@ class CudaSparseOps final : public SparseOps {
       FERRITE_CUDA_CHECK(cudaMemsetAsync(y.data(), 0, y.nbytes(), s.stream));
       return;
     }
+    // The one dispatch place: real values run the own kernel (deterministic by construction,
+    // faster than CSR_ALG2 on the H200), complex values cuSPARSE's deterministic CSR_ALG2.
+    if (sparse::spmv_supported(values.dtype())) {
+      sparse::spmv_csr(values.dtype(), ptr.dtype(), ptr.data(), idx.data(), values.data(), x.data(), y.data(), m, nnz,
+                       s.stream);
+      return;
+    }
     const Product p(s, ptr, idx, values, m, k, nnz);
     Descriptor<cusparseDnVecDescr_t, cusparseConstDnVecDescr_t> vx(cusparseDestroyDnVec), vy(cusparseDestroyDnVec);
     FERRITE_CUSPARSE_CHECK(cusparseCreateDnVec(&vx.d, k, x.data(), p.vt));
@@ -307,55 +316,41 @@ class CudaSparseOps final : public SparseOps {
   // (the same twice), then C's size is known (cuSPARSE has synchronised to report it); C's
   // columns and values are allocated and `copy` fills C. The default algorithm (ALG1) is
   // documented deterministic. Both buffers stay alive until the copy, which reads them.
+  //
+  // Index width: cuSPARSE's SpGEMM with 64-bit indices ran at 0.44x PyTorch, which always
+  // hands cuSPARSE 32-bit indices (it converts its operands with `.to(kInt)`). So I64 operands
+  // whose every count fits in int32 (rows + 1, the inner and outer dims, both nnz, and C's
+  // nnz bounded by rows x cols) are narrowed on the device, the product runs with 32-bit
+  // indices, and C's pointers and columns are widened back into the caller's I64 arrays. The
+  // algorithm is the same (ALG1, deterministic) whichever width runs; which width runs
+  // depends on the shapes only.
   CompressedResult spgemm(const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values, std::int64_t a_nnz,
                           const Buffer& b_ptr, const Buffer& b_idx, const Buffer& b_values, std::int64_t b_nnz,
                           const Buffer& c_ptr, std::int64_t m, std::int64_t k, std::int64_t n,
                           const SparseAllocate& allocate) override {
     StreamContext s(c_ptr);
-    const cusparseHandle_t h = handle_for(s.device);
-    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
-    const cudaDataType vt = value_type(a_values.dtype());
-    const cusparseIndexType_t it = index_type(a_ptr.dtype());
-    const Scalars sc;
-    constexpr cusparseOperation_t kNon = CUSPARSE_OPERATION_NON_TRANSPOSE;
-    constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_DEFAULT;
-    using SpMat = Descriptor<cusparseSpMatDescr_t, cusparseConstSpMatDescr_t>;
-    SpMat ma(cusparseDestroySpMat), mb(cusparseDestroySpMat), mc(cusparseDestroySpMat);
-    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&ma.d, m, k, a_nnz, a_ptr.data(), a_idx.data(), a_values.data(), it, it,
-                                             CUSPARSE_INDEX_BASE_ZERO, vt));
-    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&mb.d, k, n, b_nnz, b_ptr.data(), b_idx.data(), b_values.data(), it, it,
-                                             CUSPARSE_INDEX_BASE_ZERO, vt));
-    FERRITE_CUSPARSE_CHECK(
-        cusparseCreateCsr(&mc.d, m, n, 0, nullptr, nullptr, nullptr, it, it, CUSPARSE_INDEX_BASE_ZERO, vt));
-    Descriptor<cusparseSpGEMMDescr_t, cusparseSpGEMMDescr_t> plan(cusparseSpGEMM_destroyDescr);
-    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&plan.d));
-    std::size_t bytes1 = 0, bytes2 = 0;
-    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt,
-                                                         kAlg, plan.d, &bytes1, nullptr));
-    Scratch work1(s.device, bytes1, s.stream);
-    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt,
-                                                         kAlg, plan.d, &bytes1, work1.as<void>()));
-    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_compute(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg,
-                                                  plan.d, &bytes2, nullptr));
-    Scratch work2(s.device, bytes2, s.stream);
-    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_compute(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg,
-                                                  plan.d, &bytes2, work2.as<void>()));
-    std::int64_t c_rows = 0, c_cols = 0, c_nnz = 0;
-    FERRITE_CUSPARSE_CHECK(cusparseSpMatGetSize(mc.d, &c_rows, &c_cols, &c_nnz));
-    FERRITE_CHECK(a_ptr.dtype() == DType::I64 || c_nnz <= std::numeric_limits<std::int32_t>::max(), InvalidArgument,
-                  "sparse::spgemm: the product has ", c_nnz, " stored elements, more than I32 indices hold; use I64");
-    CompressedResult r;
-    r.nnz = c_nnz;
-    r.idx = allocate(c_nnz, true);
-    r.values = allocate(c_nnz, false);
-    if (c_nnz == 0) {
-      // Nothing to copy (and no column/value arrays to hand cuSPARSE): C is all pointers 0.
-      FERRITE_CUDA_CHECK(cudaMemsetAsync(c_ptr.data(), 0, c_ptr.nbytes(), s.stream));
-      return r;
-    }
-    FERRITE_CUSPARSE_CHECK(cusparseCsrSetPointers(mc.d, c_ptr.data(), r.idx.data(), r.values.data()));
-    FERRITE_CUSPARSE_CHECK(
-        cusparseSpGEMM_copy(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg, plan.d));
+    constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
+    const DType index = a_ptr.dtype();
+    const bool narrowed = index == DType::I64 && m < kMax32 && k < kMax32 && n < kMax32 && a_nnz <= kMax32 &&
+                          b_nnz <= kMax32 && (n == 0 || m <= kMax32 / n);
+    if (!narrowed)
+      return spgemm_run(s, index, a_ptr.data(), a_idx.data(), a_values.data(), a_nnz, b_ptr.data(), b_idx.data(),
+                        b_values.data(), b_nnz, c_ptr.data(), nullptr, m, k, n, a_values.dtype(), allocate);
+    auto narrow_copy = [&](const Buffer& from, std::int64_t count) {
+      auto out = std::make_unique<Scratch>(s.device, static_cast<std::size_t>(count) * sizeof(std::int32_t), s.stream);
+      sparse::cast_indices(DType::I64, from.data(), DType::I32, out->as<void>(), count, s.stream);
+      return out;
+    };
+    const auto a_ptr32 = narrow_copy(a_ptr, m + 1), a_idx32 = narrow_copy(a_idx, a_nnz);
+    const auto b_ptr32 = narrow_copy(b_ptr, k + 1), b_idx32 = narrow_copy(b_idx, b_nnz);
+    Scratch c_ptr32(s.device, static_cast<std::size_t>(m + 1) * sizeof(std::int32_t), s.stream);
+    std::unique_ptr<Scratch> c_idx32;
+    CompressedResult r = spgemm_run(
+        s, DType::I32, a_ptr32->as<void>(), a_idx32->as<void>(), a_values.data(), a_nnz, b_ptr32->as<void>(),
+        b_idx32->as<void>(), b_values.data(), b_nnz, c_ptr32.as<void>(), &c_idx32, m, k, n, a_values.dtype(),
+        allocate);
+    sparse::cast_indices(DType::I32, c_ptr32.as<void>(), DType::I64, c_ptr.data(), m + 1, s.stream);
+    if (r.nnz > 0) sparse::cast_indices(DType::I32, c_idx32->as<void>(), DType::I64, r.idx.data(), r.nnz, s.stream);
     return r;
   }
 
@@ -434,6 +429,69 @@ class CudaSparseOps final : public SparseOps {
   }
 
  private:
+  // The SpGEMM protocol on raw arrays of `index` width. C's pointers go to `c_ptr`; C's
+  // columns go to the result's own array, or, when `c_idx_scratch` is given (the narrowed
+  // path), to a scratch array of `index` width made here and handed back.
+  CompressedResult spgemm_run(const StreamContext& s, DType index, const void* a_ptr, const void* a_idx,
+                              const void* a_values, std::int64_t a_nnz, const void* b_ptr, const void* b_idx,
+                              const void* b_values, std::int64_t b_nnz, void* c_ptr,
+                              std::unique_ptr<Scratch>* c_idx_scratch, std::int64_t m, std::int64_t k, std::int64_t n,
+                              DType values, const SparseAllocate& allocate) {
+    const cusparseHandle_t h = handle_for(s.device);
+    FERRITE_CUSPARSE_CHECK(cusparseSetStream(h, s.stream));
+    const cudaDataType vt = value_type(values);
+    const cusparseIndexType_t it = index_type(index);
+    const Scalars sc;
+    constexpr cusparseOperation_t kNon = CUSPARSE_OPERATION_NON_TRANSPOSE;
+    constexpr cusparseSpGEMMAlg_t kAlg = CUSPARSE_SPGEMM_DEFAULT;
+    using SpMat = Descriptor<cusparseSpMatDescr_t, cusparseConstSpMatDescr_t>;
+    SpMat ma(cusparseDestroySpMat), mb(cusparseDestroySpMat), mc(cusparseDestroySpMat);
+    // cuSPARSE's descriptors take non-const pointers; A and B are only read.
+    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&ma.d, m, k, a_nnz, const_cast<void*>(a_ptr), const_cast<void*>(a_idx),
+                                             const_cast<void*>(a_values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt));
+    FERRITE_CUSPARSE_CHECK(cusparseCreateCsr(&mb.d, k, n, b_nnz, const_cast<void*>(b_ptr), const_cast<void*>(b_idx),
+                                             const_cast<void*>(b_values), it, it, CUSPARSE_INDEX_BASE_ZERO, vt));
+    FERRITE_CUSPARSE_CHECK(
+        cusparseCreateCsr(&mc.d, m, n, 0, nullptr, nullptr, nullptr, it, it, CUSPARSE_INDEX_BASE_ZERO, vt));
+    Descriptor<cusparseSpGEMMDescr_t, cusparseSpGEMMDescr_t> plan(cusparseSpGEMM_destroyDescr);
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_createDescr(&plan.d));
+    std::size_t bytes1 = 0, bytes2 = 0;
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt,
+                                                         kAlg, plan.d, &bytes1, nullptr));
+    Scratch work1(s.device, bytes1, s.stream);
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_workEstimation(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt,
+                                                         kAlg, plan.d, &bytes1, work1.as<void>()));
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_compute(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg,
+                                                  plan.d, &bytes2, nullptr));
+    Scratch work2(s.device, bytes2, s.stream);
+    FERRITE_CUSPARSE_CHECK(cusparseSpGEMM_compute(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg,
+                                                  plan.d, &bytes2, work2.as<void>()));
+    std::int64_t c_rows = 0, c_cols = 0, c_nnz = 0;
+    FERRITE_CUSPARSE_CHECK(cusparseSpMatGetSize(mc.d, &c_rows, &c_cols, &c_nnz));
+    FERRITE_CHECK(index == DType::I64 || c_idx_scratch != nullptr || c_nnz <= std::numeric_limits<std::int32_t>::max(),
+                  InvalidArgument, "sparse::spgemm: the product has ", c_nnz,
+                  " stored elements, more than I32 indices hold; use I64");
+    CompressedResult r;
+    r.nnz = c_nnz;
+    r.idx = allocate(c_nnz, true);
+    r.values = allocate(c_nnz, false);
+    if (c_nnz == 0) {
+      // Nothing to copy (and no column/value arrays to hand cuSPARSE): C is all pointers 0.
+      FERRITE_CUDA_CHECK(
+          cudaMemsetAsync(c_ptr, 0, static_cast<std::size_t>(m + 1) * dtype_size(index), s.stream));
+      return r;
+    }
+    void* c_idx = r.idx.data();
+    if (c_idx_scratch != nullptr) {
+      *c_idx_scratch = std::make_unique<Scratch>(s.device, static_cast<std::size_t>(c_nnz) * dtype_size(index), s.stream);
+      c_idx = (*c_idx_scratch)->as<void>();
+    }
+    FERRITE_CUSPARSE_CHECK(cusparseCsrSetPointers(mc.d, c_ptr, c_idx, r.values.data()));
+    FERRITE_CUSPARSE_CHECK(
+        cusparseSpGEMM_copy(h, kNon, kNon, sc.one(vt), ma.d, mb.d, sc.zero(vt), mc.d, vt, kAlg, plan.d));
+    return r;
+  }
+
   // A cuSPARSE descriptor destroyed on scope exit (also when a later call throws).
   // D is the descriptor type, C its const form (what cuSPARSE's destroy functions take).
   template <class D, class C>

@@ -54,6 +54,19 @@ void add_fill(DType values_dtype, DType index, const void* a_ptr, const void* a_
               const void* b_ptr, const void* b_idx, const void* b_values, const void* c_ptr, std::int64_t rows,
               double alpha, void* c_idx, void* c_values, cudaStream_t stream);
 
+/// y = A x of CSR A [rows, *] with the own deterministic kernel (sparse_spmv_kernels.cu) for
+/// real values (`spmv_supported`: F32, F64, F16, BF16; 16-bit values accumulate in F32). The
+/// summation order depends on the matrix only: `spmv_lanes(rows, nnz)` lanes per row (4, 8, 16
+/// or 32, from the average row length), rows longer than 64 x lanes summed by a whole block.
+bool spmv_supported(DType values);
+int spmv_lanes(std::int64_t rows, std::int64_t nnz);
+void spmv_csr(DType values_dtype, DType index, const void* ptr, const void* idx, const void* values, const void* x,
+              void* y, std::int64_t rows, std::int64_t nnz, cudaStream_t stream);
+
+/// out[i] = in[i] converted between I32 and I64 index arrays (sparse_index_cast.cu); the
+/// caller guarantees that narrowed values fit.
+void cast_indices(DType from, const void* in, DType to, void* out, std::int64_t n, cudaStream_t stream);
+
 /// CUB's stable radix sort of (key, position) pairs by key, keys below `limit`: the scratch
 /// size, then the sort.
 std::size_t sort_pairs_bytes(std::int64_t n, std::uint64_t limit);
