@@ -10,7 +10,8 @@
 #   TEST_FILTER='*sparse*' BENCH_FILTER='rand_f32,sum_f32' scripts/gpu-proof.sh
 #   LIMIT_S=570   seconds the whole script may take (default 570: the device's 600 less margin)
 #   GPT_SPEED=0   skip step 3
-#   PY_MEMCHECK=0 skip the Python DLPack tests under compute-sanitizer (after step 2)
+#   PY_MEMCHECK=0 skip the Python DLPack tests under compute-sanitizer (last; 75 s are kept
+#                 for them)
 # stdout stays short (the device returns the last 12,000 characters); the logs are packed in
 # $OUT (default ./gpu-proof-out) as three archives.
 set -uo pipefail
@@ -39,34 +40,36 @@ grep -vE "^(ferrite |backends:|CUDA runtime|[0-9]+ CUDA device|  cuda:)" "$OUT/c
 echo "== GPT parity"
 cat "$OUT/gpt-parity.txt"
 
-# The Python package's DLPack lifetime and stream tests under compute-sanitizer (the package
-# built from the same CMake directory: a no-op build).
-if [ "${PY_MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null && [ "$(left)" -gt 300 ]; then
-  echo "== Python DLPack tests under memcheck, $(($(date +%s) - start)) s"
-  ( pip_log="$OUT/pip.log"
-    CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) timeout 120 python3 -m pip install -q --no-build-isolation \
-      -Cbuild-dir="$BUILD" -Ccmake.define.FERRITE_BUILD_TESTS=ON -Ccmake.define.FERRITE_BUILD_TOOLS=ON \
-      -Ccmake.define.FERRITE_BUILD_EXAMPLES=ON . >"$pip_log" 2>&1 || { echo "pip install failed"; tail -5 "$pip_log"; exit 1; }
-    timeout 90 compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
-      python3 -m pytest -q python/tests/test_dlpack.py -k "lifetime or busy or torch or cupy" 2>&1 |
-      grep -E "passed|failed|ERROR SUMMARY|Error" | grep -v "leaked" | tail -4 )
-fi
-
 if [ "${GPT_SPEED:-1}" != 0 ] && [ "$(left)" -gt 200 ]; then
   echo "== GPT speed, $(($(date +%s) - start)) s"
-  PARITY=0 THROUGHPUT=sdpa BUILD_DIR="$BUILD" OUT="$OUT/gpt-speed" timeout $(($(left) - 120)) \
+  gpt_s=$(($(left) - 100)); [ $gpt_s -gt 130 ] && gpt_s=130  # the rest is the benchmarks'
+  PARITY=0 THROUGHPUT=sdpa BUILD_DIR="$BUILD" OUT="$OUT/gpt-speed" timeout $gpt_s \
     bash examples/gpt/gpu_check.sh 2>&1 | tail -8
 fi
 
-if [ -n "${BENCH_FILTER:-}" ] && [ "$(left)" -gt 30 ]; then
-  echo "== benchmarks, $(($(date +%s) - start)) s (cut off after $(($(left) - 10)) s)"
-  PYTHONUNBUFFERED=1 timeout $(($(left) - 10)) python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT/bench" \
+reserve=$([ "${PY_MEMCHECK:-1}" != 0 ] && echo 75 || echo 10)  # seconds kept for the Python step
+if [ -n "${BENCH_FILTER:-}" ] && [ "$(left)" -gt $((reserve + 30)) ]; then
+  echo "== benchmarks, $(($(date +%s) - start)) s (cut off after $(($(left) - reserve)) s)"
+  PYTHONUNBUFFERED=1 timeout $(($(left) - reserve)) python3 bench/compare_torch.py "$BUILD/ferrite" --out "$OUT/bench" \
     --filter "$BENCH_FILTER" >"$OUT/bench.txt" 2>&1
   echo "bench exit $?"
   # The whole table when the run finished; otherwise ferrite's lines and PyTorch's per case.
   if grep -q "^| case" "$OUT/bench.txt"; then grep -E "^\||target" "$OUT/bench.txt"
   else grep -vE "Warning|warn|^ " "$OUT/bench.txt" | tail -90; fi
 fi
+# The Python package's DLPack lifetime and stream tests under compute-sanitizer (the package
+# built from the same CMake directory: a no-op build).
+if [ "${PY_MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null && [ "$(left)" -gt 60 ]; then
+  echo "== Python DLPack tests under memcheck, $(($(date +%s) - start)) s"
+  ( pip_log="$OUT/pip.log"
+    CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) timeout $(($(left) - 30)) python3 -m pip install -q --no-build-isolation \
+      -Cbuild-dir="$BUILD" -Ccmake.define.FERRITE_BUILD_TESTS=ON -Ccmake.define.FERRITE_BUILD_TOOLS=ON \
+      -Ccmake.define.FERRITE_BUILD_EXAMPLES=ON . >"$pip_log" 2>&1 || { echo "pip install failed"; tail -5 "$pip_log"; exit 1; }
+    timeout $(($(left) - 5)) compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
+      python3 -m pytest -q python/tests/test_dlpack.py -k "lifetime or busy or torch or cupy" 2>&1 |
+      grep -E "passed|failed|ERROR SUMMARY|Error" | grep -v "leaked" | tail -4 )
+fi
+
 echo "total: $(($(date +%s) - start)) s"
 ( cd "$OUT" && tar czf proof-logs.tar.gz ./*.txt ./*.log 2>/dev/null && rm -f ./*.txt ./*.log )
 exit $status
