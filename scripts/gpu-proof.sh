@@ -42,7 +42,7 @@ cat "$OUT/gpt-parity.txt"
 
 if [ "${GPT_SPEED:-1}" != 0 ] && [ "$(left)" -gt 200 ]; then
   echo "== GPT speed, $(($(date +%s) - start)) s"
-  gpt_s=$(($(left) - 100)); [ $gpt_s -gt 130 ] && gpt_s=130  # the rest is the benchmarks'
+  gpt_s=$(($(left) - 100)); [ $gpt_s -gt 130 ] && gpt_s=130  # the rest is the benchmarks
   PARITY=0 THROUGHPUT=sdpa BUILD_DIR="$BUILD" OUT="$OUT/gpt-speed" timeout $gpt_s \
     bash examples/gpt/gpu_check.sh 2>&1 | tail -8
 fi
