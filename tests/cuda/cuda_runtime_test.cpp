@@ -124,6 +124,10 @@ TEST(CudaMemory, PoisonAndGuardBytes) {
     const std::uint8_t zero = 0;
     ASSERT_EQ(cudaMemcpy(static_cast<char*>(t.mutable_data_ptr()) + t.nbytes(), &zero, 1, cudaMemcpyHostToDevice),
               cudaSuccess);
+    // A copy from pageable memory may return before its DMA lands, and the guard check on
+    // free reads on ferrite's (non-blocking) stream: without this the test raced the write
+    // and failed once on a loaded GPU (2026-12-01, beside compute-sanitizer runs).
+    ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   }
   EXPECT_EQ(testing::guard_violations(), before + 1);
   testing::set_memory_checks(false);
