@@ -99,6 +99,9 @@ void add_train_options(CLI::App& command, ferrite::gpt::TrainOptions& options) {
   command.add_option("--dump-grads", options.dump_grads,
                      "Write the first step's gradients (before clipping) to this safetensors file")
       ->type_name("FILE");
+  command.add_flag("--profile", options.profile,
+                   "Time every step after the first phase by phase (each bracketed by device synchronisations, "
+                   "so profiled steps run slower) and print where the time goes at the end");
 }
 
 void add_generate_options(CLI::App& command, ferrite::gpt::GenerateOptions& options) {

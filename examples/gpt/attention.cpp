@@ -3,6 +3,8 @@
 // the BF16 path runs cuDNN's flash attention where it applies.
 #include "examples/gpt/attention.hpp"
 
+#include "examples/gpt/phase_profile.hpp"
+
 namespace ferrite::gpt {
 
 Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& cache) {
@@ -15,19 +17,28 @@ Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& 
   cache.q = heads.select(0, 0);
   cache.k = heads.select(0, 1);
   cache.v = heads.select(0, 2);
-  nn::AttentionResult result = nn::scaled_dot_product_attention(cache.q, cache.k, cache.v, {.causal = true});
-  cache.out = result.out;
-  cache.logsumexp = result.logsumexp;
+  {
+    Phase phase("attention");
+    nn::AttentionResult result = nn::scaled_dot_product_attention(cache.q, cache.k, cache.v, {.causal = true});
+    cache.out = result.out;
+    cache.logsumexp = result.logsumexp;
+  }
+  Phase phase("attention copies");
   // [B, heads, T, hd] -> [B, T, heads * hd].
-  return result.out.permute({0, 2, 1, 3}).contiguous().view({b, t, c});
+  return cache.out.permute({0, 2, 1, 3}).contiguous().view({b, t, c});
 }
 
 Tensor causal_attention_backward(const Tensor& grad, const AttentionCache& cache) {
   const std::int64_t b = cache.q.size(0), n_head = cache.q.size(1), t = cache.q.size(2), hd = cache.q.size(3);
   // [B, T, heads, hd] -> [B, heads, T, hd]: a view, read in place where the forward's are.
   const Tensor dy = grad.view({b, t, n_head, hd}).permute({0, 2, 1, 3});
-  const nn::AttentionGrads g = nn::scaled_dot_product_attention_backward(dy, cache.q, cache.k, cache.v, cache.out,
-                                                                       cache.logsumexp, {.causal = true});
+  nn::AttentionGrads g;
+  {
+    Phase phase("attention (bwd)");
+    g = nn::scaled_dot_product_attention_backward(dy, cache.q, cache.k, cache.v, cache.out, cache.logsumexp,
+                                                  {.causal = true});
+  }
+  Phase phase("attention copies (bwd)");
   // Into the layout of qkv, [B, T, 3, heads, hd]: each gradient is copied once through a
   // strided view of the result (stack then a contiguous permute moved the data twice).
   const Tensor dqkv = empty({b, t, 3, n_head, hd}, g.dq.dtype(), g.dq.device());

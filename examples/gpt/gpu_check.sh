@@ -63,6 +63,9 @@ if [ "$THROUGHPUT" != 0 ]; then
       --precision $precision > gpt2_$precision.log 2>&1
     echo "ferrite $precision: $(grep -E '^step +15/' gpt2_$precision.log || tail -3 gpt2_$precision.log)"
   done
+  # Where ferrite's BF16 step goes, phase by phase (each phase between synchronisations).
+  "$F" train --preset gpt2-small --device cuda --data "$D" --steps 6 --log-every 6 --eval-every 0 --precision bf16 \
+    --profile 2>&1 | sed -n '/^profile:/,$p' | tee gpt2_bf16_profile.log
   $REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 --sdpa 2>&1 | grep -E "^torch|Error"
   [ "$THROUGHPUT" = sdpa ] || $REF --checkpoint gpt2.safetensors --device cuda --bench 10 --bf16 2>&1 | grep -E "^torch|Error"
   rm -f gpt2.safetensors

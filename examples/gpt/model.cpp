@@ -2,6 +2,8 @@
 // The residual stream is kept as [N, C] with N = B * T, so every linear layer is one matmul.
 #include "examples/gpt/model.hpp"
 
+#include "examples/gpt/phase_profile.hpp"
+
 #include <cmath>
 #include <numbers>
 
@@ -17,9 +19,20 @@ constexpr GeluApproximation kGelu = GeluApproximation::Tanh;  // GPT-2's gelu
 // addmm rounds once in the GEMM's epilogue; matmul_out with beta = 1 on a bias-filled output
 // would round once too, but large products get their timed GEMM algorithm only with beta = 0.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, MatmulCompute compute) {
-  Tensor y = matmul(x, w, {.transpose_b = true, .compute = compute});
+  Tensor y;
+  {
+    Phase phase("matmul");
+    y = matmul(x, w, {.transpose_b = true, .compute = compute});
+  }
+  Phase phase("bias add");
   y.add_(b);
   return y;
+}
+
+// t in `dtype` (a no-op when it has it already), timed as a cast.
+Tensor cast_to(const Tensor& t, DType dtype) {
+  Phase phase("cast");
+  return t.to(dtype);
 }
 
 // The gradients of linear(): dx returned (dy's dtype), dw and db added to the gradient
@@ -28,8 +41,15 @@ Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, MatmulCompute c
 // gradients.
 Tensor linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Tensor& dw, const Tensor& db,
                        MatmulCompute compute) {
-  dw.add_(matmul(dy, x, {.transpose_a = true, .compute = compute}).to(dw.dtype()));  // dyᵀ x: [out, in]
-  db.add_(sum(dy, 0).to(db.dtype()));
+  {
+    Phase phase("matmul (bwd)");
+    dw.add_(matmul(dy, x, {.transpose_a = true, .compute = compute}).to(dw.dtype()));  // dyᵀ x: [out, in]
+  }
+  {
+    Phase phase("bias grad");
+    db.add_(sum(dy, 0).to(db.dtype()));
+  }
+  Phase phase("matmul (bwd)");
   return matmul(dy, w, {.compute = compute});  // [N, in]
 }
 
@@ -177,10 +197,18 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
   FERRITE_CHECK(t <= config.context, InvalidArgument, "gpt: ", t, " tokens exceed the context of ", config.context);
   const DType master = weights.wte.dtype();
   const Precision p = precision_of(master, compute);
-  const Weights mw = matmul_weights(weights, p.act);
-  const Tensor positions = arange(t, DType::I64, idx.device());
-  // [B, T, C] + [T, C] broadcast, then the residual stream as [N, C], in the master dtype.
-  Tensor x = (nn::embedding(weights.wte, idx) + nn::embedding(weights.wpe, positions)).view({b * t, c});
+  Weights mw;
+  {
+    Phase phase("cast");
+    mw = matmul_weights(weights, p.act);
+  }
+  Tensor x;
+  {
+    Phase phase("embedding");
+    const Tensor positions = arange(t, DType::I64, idx.device());
+    // [B, T, C] + [T, C] broadcast, then the residual stream as [N, C], in the master dtype.
+    x = (nn::embedding(weights.wte, idx) + nn::embedding(weights.wpe, positions)).view({b * t, c});
+  }
   if (cache) {
     cache->compute = compute;
     cache->idx = idx;
@@ -194,25 +222,48 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
     bc.x = x;
     // LayerNorm reads and writes the master dtype (autocast runs layer_norm in F32); its
     // output is rounded to the activations' dtype as the next linear layer's input.
-    bc.ln1 = layer_norm(x, w.ln1_w, w.ln1_b, kLayerNormEps);
-    bc.ln1.y = bc.ln1.y.to(p.act);
+    {
+      Phase phase("layer_norm");
+      bc.ln1 = layer_norm(x, w.ln1_w, w.ln1_b, kLayerNormEps);
+    }
+    bc.ln1.y = cast_to(bc.ln1.y, p.act);
     const Tensor qkv = linear(bc.ln1.y, m.attn_w, m.attn_b, p.compute).view({b, t, 3 * c});
     bc.attn_y = causal_attention(qkv, config.n_head, bc.attn).view({b * t, c});
     // The residual adds the (rounded) branch output in the master dtype.
-    bc.x_mid = x + linear(bc.attn_y, m.proj_w, m.proj_b, p.compute).to(master);
-    bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps);
-    bc.ln2.y = bc.ln2.y.to(p.act);
+    const Tensor attn_out = cast_to(linear(bc.attn_y, m.proj_w, m.proj_b, p.compute), master);
+    {
+      Phase phase("residual add");
+      bc.x_mid = x + attn_out;
+    }
+    {
+      Phase phase("layer_norm");
+      bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps);
+    }
+    bc.ln2.y = cast_to(bc.ln2.y, p.act);
     bc.fc = linear(bc.ln2.y, m.fc_w, m.fc_b, p.compute);
-    bc.fc_act = gelu(bc.fc, kGelu);
-    x = bc.x_mid + linear(bc.fc_act, m.out_w, m.out_b, p.compute).to(master);
+    {
+      Phase phase("gelu");
+      bc.fc_act = gelu(bc.fc, kGelu);
+    }
+    const Tensor mlp_out = cast_to(linear(bc.fc_act, m.out_w, m.out_b, p.compute), master);
+    Phase phase("residual add");
+    x = bc.x_mid + mlp_out;
   }
-  LayerNormResult lnf = layer_norm(x, weights.lnf_w, weights.lnf_b, kLayerNormEps);
-  lnf.y = lnf.y.to(p.act);
+  LayerNormResult lnf;
+  {
+    Phase phase("layer_norm");
+    lnf = layer_norm(x, weights.lnf_w, weights.lnf_b, kLayerNormEps);
+  }
+  lnf.y = cast_to(lnf.y, p.act);
   // Tied head: [N, vocab] in the activations' dtype. Autocast's recipe casts BF16 logits to
   // F32 for the loss (logits.float()); the fused loss reads them as they are and accumulates
   // in F32, which is the same arithmetic (the cast is exact) without an F32 copy of the
   // largest activation (3.3 GB for gpt2-small's [16384, 50304]) and its cast passes.
-  const Tensor logits = matmul(lnf.y, mw.wte, {.transpose_b = true, .compute = p.compute});
+  Tensor logits;
+  {
+    Phase phase("head matmul");
+    logits = matmul(lnf.y, mw.wte, {.transpose_b = true, .compute = p.compute});
+  }
   if (cache) {
     cache->matmul_weights = mw;
     cache->x_final = x;
@@ -224,12 +275,18 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
 Tensor forward_loss(const Weights& weights, const ModelConfig& config, const Tensor& idx, const Tensor& targets,
                     ForwardCache& cache, MatmulCompute compute) {
   const Tensor logits = forward(weights, config, idx, &cache, compute);
+  Phase phase("loss");
   return cross_entropy(logits, targets.reshape({-1}), cache.loss);
 }
 
 void backward(const Weights& weights, const ModelConfig& config, const ForwardCache& cache, double loss_scale,
               Weights& grads) {
-  backward_from_logits(weights, config, cache, cross_entropy_backward(cache.loss, loss_scale), grads);
+  Tensor dlogits;
+  {
+    Phase phase("loss (bwd)");
+    dlogits = cross_entropy_backward(cache.loss, loss_scale);
+  }
+  backward_from_logits(weights, config, cache, dlogits, grads);
 }
 
 void backward_from_logits(const Weights& weights, const ModelConfig& config, const ForwardCache& cache,
@@ -241,38 +298,65 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
   // Gradients of activations stored in p.act are rounded to it where they enter that part of
   // the graph (autograd casts a gradient to its input's dtype); LayerNorm's backward and the
   // residual stream stay in the master dtype.
-  const Tensor dlog = dlogits.to(p.act);  // [N, vocab] (already p.act from the fused loss)
-  // logits = lnf.y wteᵀ: the head's share of the tied embedding's gradient.
-  grads.wte.add_(matmul(dlog, cache.lnf.y, {.transpose_a = true, .compute = p.compute}).to(master));
-  const Tensor dlnf = matmul(dlog, mw.wte, {.compute = p.compute}).to(master);
-  LayerNormGrads lnf = layer_norm_backward(dlnf, cache.x_final, cache.lnf.mean, cache.lnf.rstd, weights.lnf_w);
-  grads.lnf_w.add_(lnf.dweight);
-  grads.lnf_b.add_(lnf.dbias);
-  Tensor dx = lnf.dx;  // gradient of the residual stream, [N, C]
+  const Tensor dlog = cast_to(dlogits, p.act);  // [N, vocab] (already p.act from the fused loss)
+  Tensor dlnf;
+  {
+    Phase phase("head matmul (bwd)");
+    // logits = lnf.y wteᵀ: the head's share of the tied embedding's gradient.
+    grads.wte.add_(matmul(dlog, cache.lnf.y, {.transpose_a = true, .compute = p.compute}).to(master));
+    dlnf = matmul(dlog, mw.wte, {.compute = p.compute});
+  }
+  dlnf = cast_to(dlnf, master);
+  Tensor dx;  // gradient of the residual stream, [N, C]
+  {
+    Phase phase("layer_norm (bwd)");
+    LayerNormGrads lnf = layer_norm_backward(dlnf, cache.x_final, cache.lnf.mean, cache.lnf.rstd, weights.lnf_w);
+    grads.lnf_w.add_(lnf.dweight);
+    grads.lnf_b.add_(lnf.dbias);
+    dx = lnf.dx;
+  }
   for (std::size_t i = weights.blocks.size(); i-- > 0;) {
     const BlockWeights& w = weights.blocks[i];
     const BlockWeights& m = mw.blocks[i];
     BlockWeights& g = grads.blocks[i];
     const BlockCache& bc = cache.blocks[i];
     // x = x_mid + mlp(ln2(x_mid)): the residual passes dx through; the MLP adds its share.
-    const Tensor dact = linear_backward(dx.to(p.act), bc.fc_act, m.out_w, g.out_w, g.out_b, p.compute);
-    const Tensor dfc = gelu_backward(dact, bc.fc, kGelu);
-    const Tensor dln2 = linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, p.compute).to(master);
-    LayerNormGrads ln2 = layer_norm_backward(dln2, bc.x_mid, bc.ln2.mean, bc.ln2.rstd, w.ln2_w);
-    g.ln2_w.add_(ln2.dweight);
-    g.ln2_b.add_(ln2.dbias);
-    const Tensor dx_mid = dx + ln2.dx;
+    const Tensor dact = linear_backward(cast_to(dx, p.act), bc.fc_act, m.out_w, g.out_w, g.out_b, p.compute);
+    Tensor dfc;
+    {
+      Phase phase("gelu (bwd)");
+      dfc = gelu_backward(dact, bc.fc, kGelu);
+    }
+    const Tensor dln2 = cast_to(linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, p.compute), master);
+    LayerNormGrads ln2;
+    {
+      Phase phase("layer_norm (bwd)");
+      ln2 = layer_norm_backward(dln2, bc.x_mid, bc.ln2.mean, bc.ln2.rstd, w.ln2_w);
+      g.ln2_w.add_(ln2.dweight);
+      g.ln2_b.add_(ln2.dbias);
+    }
+    Tensor dx_mid;
+    {
+      Phase phase("residual add (bwd)");
+      dx_mid = dx + ln2.dx;
+    }
     // x_mid = x + proj(attention(ln1(x))).
-    const Tensor dattn_y = linear_backward(dx_mid.to(p.act), bc.attn_y, m.proj_w, g.proj_w, g.proj_b, p.compute);
+    const Tensor dattn_y = linear_backward(cast_to(dx_mid, p.act), bc.attn_y, m.proj_w, g.proj_w, g.proj_b, p.compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
-    const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, p.compute).to(master);
-    LayerNormGrads ln1 = layer_norm_backward(dln1, bc.x, bc.ln1.mean, bc.ln1.rstd, w.ln1_w);
-    g.ln1_w.add_(ln1.dweight);
-    g.ln1_b.add_(ln1.dbias);
+    const Tensor dln1 = cast_to(linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, p.compute), master);
+    LayerNormGrads ln1;
+    {
+      Phase phase("layer_norm (bwd)");
+      ln1 = layer_norm_backward(dln1, bc.x, bc.ln1.mean, bc.ln1.rstd, w.ln1_w);
+      g.ln1_w.add_(ln1.dweight);
+      g.ln1_b.add_(ln1.dbias);
+    }
+    Phase phase("residual add (bwd)");
     dx = dx_mid + ln1.dx;
   }
   // x = wte[idx] + wpe[positions]: rows of the token table receive their tokens' gradients,
   // each position's row the sum over the batch.
+  Phase phase("embedding (bwd)");
   grads.wte.add_(nn::embedding_backward(dx.view({b, t, c}), cache.idx, config.vocab));
   grads.wpe.narrow(0, 0, t).add_(sum(dx.view({b, t, c}), 0));
 }

@@ -26,6 +26,15 @@ if ! awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.5) }'; then
 fi
 echo "loss $first -> $last over 12 steps; resume from step 6 repeats steps 7-12 bit for bit"
 
+# --profile times the steps phase by phase without changing them: the same losses, and a table.
+"$ferrite" train "${common[@]}" --steps 3 --json profiled.json --profile > profiled.txt
+"$ferrite" train "${common[@]}" --steps 3 --json plain.json > /dev/null
+diff <(losses plain.json) <(losses profiled.json) > /dev/null || { echo "FAIL: --profile changed the losses"; exit 1; }
+for phase in "matmul (bwd)" "attention" "adamw" "profiled step"; do
+  grep -q "^  $phase " profiled.txt || { echo "FAIL: --profile printed no '$phase' row"; cat profiled.txt; exit 1; }
+done
+grep -q "^profile: 2 steps" profiled.txt || { echo "FAIL: --profile should time the 2 steps after the first"; exit 1; }
+
 # Gradient accumulation: two micro-batches per step.
 "$ferrite" train "${common[@]}" --steps 2 --accum 2 --json accum.json > /dev/null
 [ "$(losses accum.json | wc -l)" -eq 2 ] || { echo "FAIL: --accum 2 did not log 2 steps"; exit 1; }

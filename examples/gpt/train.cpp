@@ -16,6 +16,7 @@
 #include "examples/gpt/checkpoint.hpp"
 #include "examples/gpt/data.hpp"
 #include "examples/gpt/grad_clip.hpp"
+#include "examples/gpt/phase_profile.hpp"
 #include "examples/gpt/safetensors.hpp"
 #include "examples/gpt/schedule.hpp"
 #include "ferrite/ferrite.hpp"
@@ -180,9 +181,22 @@ int run_train(const TrainOptions& options) {
   float last_loss = NAN, last_val = NAN;
   if (device.is_cuda()) cuda::reset_peak_memory(device.index);
 
+  // --profile: every step after the first (which builds plans and fills the memory pool).
+  PhaseProfile profile(device);
+  std::int64_t profiled_steps = 0;
+  double profiled_seconds = 0;
+  struct ProfileOff {  // no phase reports to `profile` once the loop is left, however it is left
+    ~ProfileOff() { set_active_profile(nullptr); }
+  } profile_off;
   try {
     for (std::int64_t step = state.step; step < steps; ++step) {
-      for (const Tensor& g : grad_list) g.zero_();
+      const bool profiling = options.profile && step > first_step;
+      set_active_profile(profiling ? &profile : nullptr);
+      const auto step_start = Clock::now();
+      {
+        Phase phase("zero grads");
+        for (const Tensor& g : grad_list) g.zero_();
+      }
       Tensor loss_sum;
       for (std::int64_t micro = 0; micro < tc.accum; ++micro) {
         const Batch batch = sample_batch(corpus.train, tc.batch, mc.context, rng, device);
@@ -196,14 +210,27 @@ int run_train(const TrainOptions& options) {
         for (const auto& [name, tensor] : grads.named()) named.emplace_back(name, *tensor);
         save_safetensors(options.dump_grads, named, {{"step", std::to_string(step + 1)}});
       }
-      const Tensor norm = global_norm(grad_list);
-      if (tc.grad_clip > 0) clip_grads(grad_list, norm, tc.grad_clip);
-      const double lr = learning_rate(tc, step);
-      for (std::size_t i = 0; i < params.size(); ++i) {
-        const AdamWHyper hyper{.lr = lr, .beta1 = tc.beta1, .beta2 = tc.beta2, .eps = tc.eps,
-                               .weight_decay = decay[i] ? tc.weight_decay : 0.0};
-        adamw_update(params[i], grad_list[i], ms[i], vs[i], step + 1, hyper);
+      Tensor norm;
+      {
+        Phase phase("grad norm and clip");
+        norm = global_norm(grad_list);
+        if (tc.grad_clip > 0) clip_grads(grad_list, norm, tc.grad_clip);
       }
+      const double lr = learning_rate(tc, step);
+      {
+        Phase phase("adamw");
+        for (std::size_t i = 0; i < params.size(); ++i) {
+          const AdamWHyper hyper{.lr = lr, .beta1 = tc.beta1, .beta2 = tc.beta2, .eps = tc.eps,
+                                 .weight_decay = decay[i] ? tc.weight_decay : 0.0};
+          adamw_update(params[i], grad_list[i], ms[i], vs[i], step + 1, hyper);
+        }
+      }
+      if (profiling) {
+        synchronize(device);
+        profiled_seconds += std::chrono::duration<double>(Clock::now() - step_start).count();
+        ++profiled_steps;
+      }
+      set_active_profile(nullptr);  // evaluation and logging below are not part of a step
       state.step = step + 1;
       state.data_rng = rng.state;
       ++interval_steps;
@@ -273,6 +300,7 @@ int run_train(const TrainOptions& options) {
        << ",\"loss\":" << number(last_loss) << ",\"val_loss\":" << number(last_val)
        << ",\"peak_mem_bytes\":" << mem.peak_bytes << "}";
   log.write(json.str());
+  if (options.profile) profile.print(std::cout, profiled_steps, profiled_seconds);
   return 0;
 }
 

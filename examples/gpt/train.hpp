@@ -28,6 +28,7 @@ struct TrainOptions {
   std::string precision = "f32";  // "f32", or "bf16": BF16 activations as autocast (model.hpp, Precision)
   std::string json;        // JSON Lines log
   std::string dump_grads;  // the first step's gradients (before clipping), for parity checks
+  bool profile = false;    // time each step's phases (phase_profile.hpp) and print them at the end
 };
 
 /// Runs the command; returns the exit status. Errors are ferrite::Error.
