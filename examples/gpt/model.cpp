@@ -35,6 +35,23 @@ Tensor cast_to(const Tensor& t, DType dtype) {
   return t.to(dtype);
 }
 
+// A LayerNorm's backward from its saved statistics: dx returned, the weight and bias
+// gradients added to dw and db.
+Tensor layer_norm_grad(const Tensor& dy, const Tensor& x, const LayerNormResult& saved, const Tensor& weight,
+                       const Tensor& dw, const Tensor& db) {
+  Phase phase("layer_norm (bwd)");
+  const LayerNormGrads g = layer_norm_backward(dy, x, saved.mean, saved.rstd, weight);
+  dw.add_(g.dweight);
+  db.add_(g.dbias);
+  return g.dx;
+}
+
+// The gradient of a residual stream x + branch(x): what passes through plus the branch's.
+Tensor residual_grad(const Tensor& through, const Tensor& branch) {
+  Phase phase("residual add (bwd)");
+  return through + branch;
+}
+
 // The gradients of linear(): dx returned (dy's dtype), dw and db added to the gradient
 // tensors. As in PyTorch under autocast, the weight and bias gradients are computed in dy's
 // dtype (a BF16 product, a BF16 column sum accumulated in F32) and then added to the F32
@@ -307,14 +324,8 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
     dlnf = matmul(dlog, mw.wte, {.compute = p.compute});
   }
   dlnf = cast_to(dlnf, master);
-  Tensor dx;  // gradient of the residual stream, [N, C]
-  {
-    Phase phase("layer_norm (bwd)");
-    LayerNormGrads lnf = layer_norm_backward(dlnf, cache.x_final, cache.lnf.mean, cache.lnf.rstd, weights.lnf_w);
-    grads.lnf_w.add_(lnf.dweight);
-    grads.lnf_b.add_(lnf.dbias);
-    dx = lnf.dx;
-  }
+  // The gradient of the residual stream, [N, C].
+  Tensor dx = layer_norm_grad(dlnf, cache.x_final, cache.lnf, weights.lnf_w, grads.lnf_w, grads.lnf_b);
   for (std::size_t i = weights.blocks.size(); i-- > 0;) {
     const BlockWeights& w = weights.blocks[i];
     const BlockWeights& m = mw.blocks[i];
@@ -328,31 +339,12 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
       dfc = gelu_backward(dact, bc.fc, kGelu);
     }
     const Tensor dln2 = cast_to(linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, p.compute), master);
-    LayerNormGrads ln2;
-    {
-      Phase phase("layer_norm (bwd)");
-      ln2 = layer_norm_backward(dln2, bc.x_mid, bc.ln2.mean, bc.ln2.rstd, w.ln2_w);
-      g.ln2_w.add_(ln2.dweight);
-      g.ln2_b.add_(ln2.dbias);
-    }
-    Tensor dx_mid;
-    {
-      Phase phase("residual add (bwd)");
-      dx_mid = dx + ln2.dx;
-    }
+    const Tensor dx_mid = residual_grad(dx, layer_norm_grad(dln2, bc.x_mid, bc.ln2, w.ln2_w, g.ln2_w, g.ln2_b));
     // x_mid = x + proj(attention(ln1(x))).
     const Tensor dattn_y = linear_backward(cast_to(dx_mid, p.act), bc.attn_y, m.proj_w, g.proj_w, g.proj_b, p.compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
     const Tensor dln1 = cast_to(linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, p.compute), master);
-    LayerNormGrads ln1;
-    {
-      Phase phase("layer_norm (bwd)");
-      ln1 = layer_norm_backward(dln1, bc.x, bc.ln1.mean, bc.ln1.rstd, w.ln1_w);
-      g.ln1_w.add_(ln1.dweight);
-      g.ln1_b.add_(ln1.dbias);
-    }
-    Phase phase("residual add (bwd)");
-    dx = dx_mid + ln1.dx;
+    dx = residual_grad(dx_mid, layer_norm_grad(dln1, bc.x, bc.ln1, w.ln1_w, g.ln1_w, g.ln1_b));
   }
   // x = wte[idx] + wpe[positions]: rows of the token table receive their tokens' gradients,
   // each position's row the sum over the batch.
