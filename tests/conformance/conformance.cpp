@@ -1,5 +1,6 @@
 #include "conformance/conformance.hpp"
 
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -45,6 +46,37 @@ std::uint64_t case_seed(std::uint64_t base, const std::string& op, DType dtype) 
   z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
   return z ^ (z >> 31);
 }
+
+std::int64_t case_element_limit() {
+  static const std::int64_t limit = [] {
+    const char* env = std::getenv("FERRITE_CONFORMANCE_MAX_ELEMENTS");
+    if (env == nullptr || *env == '\0') return std::int64_t(-1);
+    const std::string value = env;
+    std::int64_t parsed = -1;
+    const auto [end, error] = std::from_chars(value.data(), value.data() + value.size(), parsed);
+    if (error != std::errc() || end != value.data() + value.size() || parsed < 0)
+      FERRITE_THROW(InvalidArgument, "FERRITE_CONFORMANCE_MAX_ELEMENTS is '", value,
+                    "': expected a non-negative decimal number of elements");
+    return parsed;
+  }();
+  return limit;
+}
+
+namespace {
+std::atomic<std::int64_t> g_left_out{0};
+}
+
+bool within_case_limit(const Case& c) {
+  const std::int64_t limit = case_element_limit();
+  if (limit < 0) return true;
+  std::int64_t elements = 0;
+  for (const Tensor& t : c.inputs) elements += t.numel();
+  if (elements <= limit) return true;
+  g_left_out.fetch_add(1);
+  return false;
+}
+
+std::int64_t cases_left_out() { return g_left_out.load(); }
 
 Tolerance default_tolerance(DType dtype) {
   switch (dtype) {

@@ -98,6 +98,18 @@ std::uint64_t base_seed();
 /// dtype, so it does not depend on the order in which the entries registered.
 std::uint64_t case_seed(std::uint64_t base, const std::string& op, DType dtype);
 
+// ---- case size limit (memcheck runs) ----
+/// FERRITE_CONFORMANCE_MAX_ELEMENTS=N leaves out the cases whose inputs hold more than N
+/// elements in all (unset: every case runs). compute-sanitizer makes large kernels so slow
+/// that a whole-suite memcheck does not end; with a limit it covers every op and dtype on
+/// the small cases, while the native runs keep the large ones. A malformed value is an
+/// Error(InvalidArgument). The program says at its end how many cases were left out.
+bool within_case_limit(const Case& c);
+/// Cases left out by the limit so far in this program.
+std::int64_t cases_left_out();
+/// The limit, or -1 when there is none.
+std::int64_t case_element_limit();
+
 // ---- input generators ----
 /// Random values of `dtype` in [lo, hi] (integers: uniform ints; Bool: fair coin), never all zero.
 Tensor random(Shape shape, DType dtype, Rng& rng, double lo = -4, double hi = 4);

@@ -11,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "conformance/conformance.hpp"
+
 namespace ferrite::conformance {
 namespace {
 
@@ -39,6 +41,14 @@ class ProgressListener : public ::testing::EmptyTestEventListener {
       std::printf("progress: %d/%d tests, %d failed, %.0f s\n", done_, total_, failed_, seconds);
       std::fflush(stdout);
     }
+  }
+
+  void OnTestProgramEnd(const ::testing::UnitTest&) override {
+    if (case_element_limit() < 0) return;
+    std::printf("conformance: %lld cases with more than %lld input elements left out "
+                "(FERRITE_CONFORMANCE_MAX_ELEMENTS; the native runs keep them)\n",
+                static_cast<long long>(cases_left_out()), static_cast<long long>(case_element_limit()));
+    std::fflush(stdout);
   }
 
  private:
