@@ -73,6 +73,10 @@ void add_train_options(CLI::App& command, ferrite::gpt::TrainOptions& options) {
   command.add_option("--accum", options.accum, "Micro-batches accumulated per optimizer step (default 1)")
       ->check(CLI::PositiveNumber);
   command.add_option("--lr", options.lr, "Peak learning rate (tiny: 3e-3)")->check(CLI::PositiveNumber);
+  command.add_option("--dropout", options.dropout,
+                     "Dropout probability of the embeddings and of each residual branch (GPT-2 used 0.1; "
+                     "default 0, or the resumed checkpoint's)")
+      ->check(CLI::Range(0.0, 0.999999));
   command.add_option("--warmup", options.warmup, "Linear warm-up steps")->check(CLI::NonNegativeNumber);
   command.add_option("--schedule-steps", options.schedule_steps,
                      "Length of the cosine schedule (default: --steps, or the resumed checkpoint's)")

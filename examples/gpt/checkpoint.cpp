@@ -10,6 +10,8 @@ void save_checkpoint(const std::string& path, const TrainState& state) {
   metadata["format"] = "ferrite-gpt-1";
   metadata["step"] = std::to_string(state.step);
   metadata["data_rng"] = std::to_string(state.data_rng);
+  metadata["dropout_rng.seed"] = std::to_string(state.dropout_rng.seed);
+  metadata["dropout_rng.offset"] = std::to_string(state.dropout_rng.offset);
   state.model.to_metadata(metadata);
   state.train.to_metadata(metadata);
   std::vector<std::pair<std::string, Tensor>> tensors;
@@ -57,6 +59,11 @@ TrainState load_checkpoint(const std::string& path, Device device, bool with_opt
   state.train = TrainConfig::from_metadata(file.metadata);
   state.step = static_cast<std::int64_t>(parse_u64(file.metadata, "step", path));
   state.data_rng = parse_u64(file.metadata, "data_rng", path);
+  // Checkpoints written before dropout existed have no generator state (they ran without it).
+  if (file.metadata.count("dropout_rng.seed")) {
+    state.dropout_rng.seed = parse_u64(file.metadata, "dropout_rng.seed", path);
+    state.dropout_rng.offset = parse_u64(file.metadata, "dropout_rng.offset", path);
+  }
   // Shapes (and dtype) from the config; the values from the file.
   const auto wte = file.tensors.find("wte.weight");
   state.weights = zero_weights(state.model, wte != file.tensors.end() ? wte->second.dtype() : DType::F32, device);

@@ -1,5 +1,5 @@
-// A training checkpoint: the weights, AdamW's moments, the step, the batch sampler's state
-// and both configs, in one safetensors file. Tensor names are GPT-2's ("h.0.attn.c_attn.weight")
+// A training checkpoint: the weights, AdamW's moments, the step, the batch sampler's and the
+// dropout generator's states and both configs, in one safetensors file. Tensor names are GPT-2's ("h.0.attn.c_attn.weight")
 // for the weights and "optim.m." / "optim.v." + that name for the moments.
 #pragma once
 
@@ -18,6 +18,7 @@ struct TrainState {
   Weights m, v;                 // AdamW moments (undefined tensors when not loaded)
   std::int64_t step = 0;        // optimizer steps taken
   std::uint64_t data_rng = 0;   // SplitMix64 state of the training batch sampler
+  random::RngState dropout_rng;  // the dropout generator's (seed, offset)
 };
 
 void save_checkpoint(const std::string& path, const TrainState& state);

@@ -105,6 +105,7 @@ void TrainConfig::to_metadata(std::map<std::string, std::string>& metadata) cons
   metadata["train.eps"] = exact(eps);
   metadata["train.grad_clip"] = exact(grad_clip);
   metadata["train.seed"] = std::to_string(seed);
+  metadata["train.dropout"] = exact(dropout);
 }
 
 TrainConfig TrainConfig::from_metadata(const std::map<std::string, std::string>& metadata) {
@@ -121,6 +122,8 @@ TrainConfig TrainConfig::from_metadata(const std::map<std::string, std::string>&
   config.eps = double_value(metadata, "train.eps");
   config.grad_clip = double_value(metadata, "train.grad_clip");
   config.seed = uint_value(metadata, "train.seed");
+  // Checkpoints written before dropout existed trained without it.
+  config.dropout = metadata.count("train.dropout") ? double_value(metadata, "train.dropout") : 0.0;
   return config;
 }
 

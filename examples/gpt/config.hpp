@@ -44,6 +44,7 @@ struct TrainConfig {
   double beta1 = 0.9, beta2 = 0.95, eps = 1e-8;
   double grad_clip = 1.0;            // global gradient norm; 0 disables
   std::uint64_t seed = 1337;         // initial weights and the batch sampler
+  double dropout = 0;                // embedding and residual dropout (GPT-2: 0.1); 0 disables
 
   void to_metadata(std::map<std::string, std::string>& metadata) const;
   static TrainConfig from_metadata(const std::map<std::string, std::string>& metadata);

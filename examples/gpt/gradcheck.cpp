@@ -144,6 +144,35 @@ int main() {
     }
     check(named_w[i].first.c_str(), *named_w[i].second, *named_g[i].second, f, rng, 6);
   }
+  // ---- dropout (--dropout): the same masks in every evaluation ----
+  // The generator is reset to one state before each forward pass, so the masks (and f) are
+  // fixed functions of the weights; a mask applied to the wrong gradient, or not at all,
+  // shows in every parameter upstream of it.
+  {
+    random::Generator generator(7, Device::cpu());
+    const random::RngState start = generator.state();
+    auto forward_dropped = [&](ForwardCache& c) {
+      generator.set_state(start);
+      c.dropout = 0.25;
+      c.dropout_generator = &generator;
+      return forward(weights, config, idx, &c);
+    };
+    ForwardCache dcache;
+    forward_dropped(dcache);
+    Weights dgrads = zeros_like(weights);
+    backward_from_logits(weights, config, dcache, r, dgrads);
+    const auto fd = [&] {
+      ForwardCache c;
+      return sum(forward_dropped(c) * r).item<double>();
+    };
+    auto dnamed_g = dgrads.named();
+    for (std::size_t i = 0; i < named_w.size(); ++i) {
+      const std::string& name = named_w[i].first;
+      if (name == "wpe.weight" || name == "h.0.attn.c_attn.weight" || name == "h.1.mlp.c_proj.bias" ||
+          name == "h.0.ln_2.weight")
+        check(("dropout: " + name).c_str(), *named_w[i].second, *dnamed_g[i].second, fd, rng, 6);
+    }
+  }
   // ---- the BF16 path (--precision bf16) against the exact one ----
   // Same weights (F32 master copies) and r: BF16 activations and BF16 weight-gradient
   // products carry about 3 significant digits, and through two blocks of these random

@@ -46,6 +46,23 @@ Tensor layer_norm_grad(const Tensor& dy, const Tensor& x, const LayerNormResult&
   return g.dx;
 }
 
+// Dropout of a training forward pass (cache with p > 0): the kept elements scaled by
+// 1 / (1 - p), the mask stored in `keep` for the backward pass. Otherwise x itself.
+Tensor dropout_of(const Tensor& x, const ForwardCache* cache, Tensor& keep) {
+  if (cache == nullptr || cache->dropout <= 0) return x;
+  Phase phase("dropout");
+  nn::DropoutResult r = nn::dropout(x, cache->dropout, cache->dropout_generator);
+  keep = std::move(r.mask);
+  return std::move(r.output);
+}
+
+// The gradient through dropout_of: grad where the element was kept (scaled), 0 elsewhere.
+Tensor dropout_grad(const Tensor& grad, const ForwardCache& cache, const Tensor& keep) {
+  if (cache.dropout <= 0) return grad;
+  Phase phase("dropout (bwd)");
+  return nn::dropout_backward(grad, keep, cache.dropout);
+}
+
 // The gradient of a residual stream x + branch(x): what passes through plus the branch's.
 Tensor residual_grad(const Tensor& through, const Tensor& branch) {
   Phase phase("residual add (bwd)");
@@ -226,10 +243,13 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
     // [B, T, C] + [T, C] broadcast, then the residual stream as [N, C], in the master dtype.
     x = (nn::embedding(weights.wte, idx) + nn::embedding(weights.wpe, positions)).view({b * t, c});
   }
+  Tensor embd_keep;
+  x = dropout_of(x, cache, embd_keep);
   if (cache) {
     cache->compute = compute;
     cache->idx = idx;
     cache->blocks.assign(weights.blocks.size(), {});
+    cache->embd_keep = embd_keep;
   }
   for (std::size_t i = 0; i < weights.blocks.size(); ++i) {
     const BlockWeights& w = weights.blocks[i];
@@ -247,7 +267,8 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
     const Tensor qkv = linear(bc.ln1.y, m.attn_w, m.attn_b, p.compute).view({b, t, 3 * c});
     bc.attn_y = causal_attention(qkv, config.n_head, bc.attn).view({b * t, c});
     // The residual adds the (rounded) branch output in the master dtype.
-    const Tensor attn_out = cast_to(linear(bc.attn_y, m.proj_w, m.proj_b, p.compute), master);
+    const Tensor attn_out =
+        cast_to(dropout_of(linear(bc.attn_y, m.proj_w, m.proj_b, p.compute), cache, bc.attn_keep), master);
     {
       Phase phase("residual add");
       bc.x_mid = x + attn_out;
@@ -262,7 +283,8 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
       Phase phase("gelu");
       bc.fc_act = gelu(bc.fc, kGelu);
     }
-    const Tensor mlp_out = cast_to(linear(bc.fc_act, m.out_w, m.out_b, p.compute), master);
+    const Tensor mlp_out =
+        cast_to(dropout_of(linear(bc.fc_act, m.out_w, m.out_b, p.compute), cache, bc.mlp_keep), master);
     Phase phase("residual add");
     x = bc.x_mid + mlp_out;
   }
@@ -332,7 +354,8 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
     BlockWeights& g = grads.blocks[i];
     const BlockCache& bc = cache.blocks[i];
     // x = x_mid + mlp(ln2(x_mid)): the residual passes dx through; the MLP adds its share.
-    const Tensor dact = linear_backward(cast_to(dx, p.act), bc.fc_act, m.out_w, g.out_w, g.out_b, p.compute);
+    const Tensor dmlp = dropout_grad(cast_to(dx, p.act), cache, bc.mlp_keep);
+    const Tensor dact = linear_backward(dmlp, bc.fc_act, m.out_w, g.out_w, g.out_b, p.compute);
     Tensor dfc;
     {
       Phase phase("gelu (bwd)");
@@ -341,13 +364,15 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
     const Tensor dln2 = cast_to(linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, p.compute), master);
     const Tensor dx_mid = residual_grad(dx, layer_norm_grad(dln2, bc.x_mid, bc.ln2, w.ln2_w, g.ln2_w, g.ln2_b));
     // x_mid = x + proj(attention(ln1(x))).
-    const Tensor dattn_y = linear_backward(cast_to(dx_mid, p.act), bc.attn_y, m.proj_w, g.proj_w, g.proj_b, p.compute);
+    const Tensor dproj = dropout_grad(cast_to(dx_mid, p.act), cache, bc.attn_keep);
+    const Tensor dattn_y = linear_backward(dproj, bc.attn_y, m.proj_w, g.proj_w, g.proj_b, p.compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
     const Tensor dln1 = cast_to(linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, p.compute), master);
     dx = residual_grad(dx_mid, layer_norm_grad(dln1, bc.x, bc.ln1, w.ln1_w, g.ln1_w, g.ln1_b));
   }
   // x = wte[idx] + wpe[positions]: rows of the token table receive their tokens' gradients,
   // each position's row the sum over the batch.
+  dx = dropout_grad(dx, cache, cache.embd_keep);
   Phase phase("embedding (bwd)");
   grads.wte.add_(nn::embedding_backward(dx.view({b, t, c}), cache.idx, config.vocab));
   grads.wpe.narrow(0, 0, t).add_(sum(dx.view({b, t, c}), 0));

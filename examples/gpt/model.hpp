@@ -67,9 +67,17 @@ struct BlockCache {
   LayerNormResult ln2;
   Tensor fc;      // pre-activation [N, 4C], activations' dtype
   Tensor fc_act;  // gelu(fc)
+  Tensor attn_keep, mlp_keep;  // dropout masks of the two residual branches (Bool; with dropout)
 };
 
 struct ForwardCache {
+  /// Dropout of the embeddings' sum and of each residual branch's output before it is added
+  /// (GPT-2's embd_pdrop and resid_pdrop; the attention probabilities are not dropped: the
+  /// fused attention has no dropout), drawn from `dropout_generator`. Set by the caller before
+  /// forward(); p = 0 (the default) draws nothing.
+  double dropout = 0;
+  random::Generator* dropout_generator = nullptr;
+  Tensor embd_keep;  // the embeddings' dropout mask (Bool; with dropout)
   MatmulCompute compute = MatmulCompute::Default;  // forward's, reused by backward
   Tensor idx;  // [B, T] I64
   Weights matmul_weights;  // the matrices and biases in the activations' dtype

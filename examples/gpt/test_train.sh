@@ -26,6 +26,21 @@ if ! awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.5) }'; then
 fi
 echo "loss $first -> $last over 12 steps; resume from step 6 repeats steps 7-12 bit for bit"
 
+# Dropout: the loss still falls, and a resumed run draws the same masks (the generator's state
+# is in the checkpoint), so it repeats the uninterrupted run bit for bit.
+"$ferrite" train "${common[@]}" --dropout 0.1 --steps 12 --json drop_full.json > /dev/null
+"$ferrite" train "${common[@]}" --dropout 0.1 --steps 6 --checkpoint drop_half.safetensors --json drop_first.json > /dev/null
+"$ferrite" train "${common[@]}" --steps 12 --resume drop_half.safetensors --json drop_second.json > /dev/null
+losses drop_full.json > drop_full.losses
+cat <(losses drop_first.json) <(losses drop_second.json) > drop_resumed.losses
+diff drop_full.losses drop_resumed.losses > /dev/null ||
+  { echo "FAIL: with --dropout 0.1 the resumed run's losses differ from the uninterrupted run's"; exit 1; }
+diff drop_full.losses full.losses > /dev/null && { echo "FAIL: --dropout 0.1 changed nothing"; exit 1; }
+first=$(head -1 drop_full.losses | cut -d' ' -f2) last=$(tail -1 drop_full.losses | cut -d' ' -f2)
+awk -v a="$first" -v b="$last" 'BEGIN { exit !(b < a - 0.5) }' ||
+  { echo "FAIL: with dropout the loss did not fall (step 1: $first, step 12: $last)"; exit 1; }
+echo "dropout 0.1: loss $first -> $last; the resumed run (dropout from the checkpoint) repeats it bit for bit"
+
 # --profile times the steps phase by phase without changing them: the same losses, and a table.
 "$ferrite" train "${common[@]}" --steps 3 --json profiled.json --profile > profiled.txt
 "$ferrite" train "${common[@]}" --steps 3 --json plain.json > /dev/null
@@ -57,4 +72,5 @@ expect_error "but --preset gpt2-small is" train --preset gpt2-small --device cpu
 expect_error "does not exist" train --device cuda:7 --data "$data" --steps 1
 expect_error "not a safetensors file" generate --checkpoint short.txt --device cpu
 expect_error "unknown preset" train --preset huge --device cpu --data "$data"
+expect_error "--dropout: Value 1 not in range" train --device cpu --data "$data" --dropout 1 --steps 1
 echo "error cases ok"

@@ -115,6 +115,8 @@ int run_train(const TrainOptions& options) {
   if (options.batch) tc.batch = *options.batch;
   if (options.accum) tc.accum = *options.accum;
   if (options.lr) tc.lr = *options.lr;
+  if (options.dropout) tc.dropout = *options.dropout;
+  FERRITE_CHECK(tc.dropout >= 0 && tc.dropout < 1, InvalidArgument, "--dropout must be in [0, 1), got ", tc.dropout);
   if (options.warmup) tc.warmup = *options.warmup;
   if (options.seed) tc.seed = *options.seed;
   if (options.schedule_steps) tc.schedule_steps = *options.schedule_steps;
@@ -133,7 +135,12 @@ int run_train(const TrainOptions& options) {
     state.m = zeros_like(state.weights);
     state.v = zeros_like(state.weights);
     state.data_rng = tc.seed ^ 0xda7a;
+    state.dropout_rng = random::RngState{tc.seed ^ 0xd509, 0};
   }
+  // The dropout stream, on the training device; its state travels in the checkpoint, so a
+  // resumed run draws the masks the uninterrupted one would have.
+  random::Generator dropout_generator(state.dropout_rng.seed, device);
+  dropout_generator.set_state(state.dropout_rng);
   Weights grads = zeros_like(state.weights);
   std::vector<Tensor> params, grad_list, ms, vs;
   std::vector<bool> decay;
@@ -159,7 +166,9 @@ int run_train(const TrainOptions& options) {
             << "data: " << corpus.source << " (" << corpus.files << " file" << (corpus.files == 1 ? "" : "s") << ", "
             << corpus.train.size() << " train / " << corpus.val.size() << " val bytes); batch " << tc.batch << " x "
             << tc.accum << " x " << mc.context << " = " << tokens_per_step << " tokens/step; lr " << tc.lr
-            << ", warm-up " << tc.warmup << ", cosine to step " << tc.schedule_steps << "\n";
+            << ", warm-up " << tc.warmup << ", cosine to step " << tc.schedule_steps;
+  if (tc.dropout > 0) std::cout << ", dropout " << tc.dropout;
+  std::cout << "\n";
   if (state.step > 0) std::cout << "resumed from " << options.resume << " at step " << state.step << "\n";
 
   JsonLog log(options.json);
@@ -201,6 +210,8 @@ int run_train(const TrainOptions& options) {
       for (std::int64_t micro = 0; micro < tc.accum; ++micro) {
         const Batch batch = sample_batch(corpus.train, tc.batch, mc.context, rng, device);
         ForwardCache cache;
+        cache.dropout = tc.dropout;
+        cache.dropout_generator = &dropout_generator;
         const Tensor loss = forward_loss(state.weights, mc, batch.inputs, batch.targets, cache, compute);
         loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
         backward(state.weights, mc, cache, 1.0 / static_cast<double>(tc.accum), grads);
@@ -233,6 +244,7 @@ int run_train(const TrainOptions& options) {
       set_active_profile(nullptr);  // evaluation and logging below are not part of a step
       state.step = step + 1;
       state.data_rng = rng.state;
+      state.dropout_rng = dropout_generator.state();
       ++interval_steps;
 
       const bool last = state.step == steps;

@@ -17,6 +17,7 @@ struct TrainOptions {
   std::optional<std::int64_t> batch;           // sequences per micro-batch
   std::optional<std::int64_t> accum;           // micro-batches per step
   std::optional<double> lr;                    // peak learning rate
+  std::optional<double> dropout;               // embedding and residual dropout probability
   std::optional<std::int64_t> warmup;          // warm-up steps
   std::optional<std::int64_t> schedule_steps;  // cosine length (default: --steps, or the checkpoint's)
   std::optional<std::uint64_t> seed;
