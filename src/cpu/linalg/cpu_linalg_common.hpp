@@ -7,6 +7,7 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
+#include <limits>
 #include <new>
 
 #include "ferrite/backend_families/linalg_ops.hpp"
@@ -29,6 +30,14 @@ template <class T>
 using Real = typename Eigen::NumTraits<T>::Real;
 template <class T>
 using Complex = std::complex<Real<T>>;
+
+/// NaN in every element of p[0, count) (complex: NaN real and imaginary parts): the outputs
+/// of a matrix whose input holds a non-finite value (it never reaches Eigen's iterations).
+template <class T>
+void fill_nan(T* p, std::int64_t count) {
+  const Real<T> nan = std::numeric_limits<Real<T>>::quiet_NaN();
+  for (std::int64_t i = 0; i < count; ++i) p[i] = T(nan);
+}
 
 template <class T>
 bool all_finite(const T* p, std::int64_t count) {
