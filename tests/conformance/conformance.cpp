@@ -66,14 +66,21 @@ namespace {
 std::atomic<std::int64_t> g_left_out{0};
 }
 
-bool within_case_limit(const Case& c) {
+std::vector<IndexedCase> cases_to_run(const Entry& entry, DType dtype, Rng& rng) {
+  std::vector<Case> all = entry.cases(dtype, rng);
+  std::vector<IndexedCase> kept;
+  kept.reserve(all.size());
   const std::int64_t limit = case_element_limit();
-  if (limit < 0) return true;
-  std::int64_t elements = 0;
-  for (const Tensor& t : c.inputs) elements += t.numel();
-  if (elements <= limit) return true;
-  g_left_out.fetch_add(1);
-  return false;
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    std::int64_t elements = 0;
+    for (const Tensor& t : all[i].inputs) elements += t.numel();
+    if (limit >= 0 && elements > limit) {
+      g_left_out.fetch_add(1);
+      continue;
+    }
+    kept.push_back({i, std::move(all[i])});
+  }
+  return kept;
 }
 
 std::int64_t cases_left_out() { return g_left_out.load(); }

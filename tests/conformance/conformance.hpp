@@ -104,7 +104,12 @@ std::uint64_t case_seed(std::uint64_t base, const std::string& op, DType dtype);
 /// that a whole-suite memcheck does not end; with a limit it covers every op and dtype on
 /// the small cases, while the native runs keep the large ones. A malformed value is an
 /// Error(InvalidArgument). The program says at its end how many cases were left out.
-bool within_case_limit(const Case& c);
+struct IndexedCase {
+  std::size_t index;  // the case's position among all of the entry's cases (kept or not)
+  Case value;
+};
+/// The entry's cases for `dtype` that the limit lets through, each with its index.
+std::vector<IndexedCase> cases_to_run(const Entry& entry, DType dtype, Rng& rng);
 /// Cases left out by the limit so far in this program.
 std::int64_t cases_left_out();
 /// The limit, or -1 when there is none.

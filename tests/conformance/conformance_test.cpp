@@ -73,8 +73,7 @@ TEST_P(Conformance, MatchesReference) {
     return entry.output_backend_tolerance ? entry.output_backend_tolerance(dtype, output) : entry.backend_tolerance(dtype);
   };
 
-  for (const Case& c : entry.cases(dtype, rng)) {
-    if (!within_case_limit(c)) continue;  // FERRITE_CONFORMANCE_MAX_ELEMENTS (memcheck runs)
+  for (const auto& [case_index, c] : cases_to_run(entry, dtype, rng)) {
     SCOPED_TRACE(entry.op + " " + std::string(dtype_name(dtype)) + " case " + c.label);
     if (g_device.is_cpu()) {
       const std::vector<Tensor> actual = run(c);
@@ -180,14 +179,9 @@ void check_views_match(const Param& param, Tensor (*twin)(const Tensor&, std::si
   Rng rng(case_seed(base_seed(), entry.op, dtype));
   SCOPED_TRACE(repeat_command());
   auto run = [&](const Case& c) { return run_entry(entry, c); };
-  std::size_t case_index = 0;
-  for (const Case& c : entry.cases(dtype, rng)) {
-    // FERRITE_CONFORMANCE_MAX_ELEMENTS (memcheck runs); the index still counts the case, so
-    // the twins of the others are those of a run without the limit.
-    if (!within_case_limit(c)) {
-      ++case_index;
-      continue;
-    }
+  // The index counts every case, kept or not, so under FERRITE_CONFORMANCE_MAX_ELEMENTS the
+  // twins of the cases that run are those of a run without the limit.
+  for (const auto& [case_index, c] : cases_to_run(entry, dtype, rng)) {
     SCOPED_TRACE(entry.op + " " + std::string(dtype_name(dtype)) + " case " + c.label);
     Case dense = c, strided = c;
     for (std::size_t k = 0; k < c.inputs.size(); ++k) {
@@ -218,7 +212,6 @@ void check_views_match(const Param& param, Tensor (*twin)(const Tensor&, std::si
           << "output " << i << " from strided inputs differs from the contiguous inputs' result: "
           << compare(actual[i].to(Device::cpu()), expected[i].to(Device::cpu()), {});
     }
-    ++case_index;
   }
 }
 
@@ -308,8 +301,7 @@ TEST_P(PermutedReductionConformance, PermutedViewsReduceAsTheirDenseBlock) {
   SCOPED_TRACE(repeat_command());
   auto run = [&](const Case& c) { return run_entry(entry, c); };
   int checked = 0;
-  for (const Case& c : entry.cases(dtype, rng)) {
-    if (!within_case_limit(c)) continue;  // FERRITE_CONFORMANCE_MAX_ELEMENTS (memcheck runs)
+  for (const auto& [case_index, c] : cases_to_run(entry, dtype, rng)) {
     ASSERT_EQ(c.inputs.size(), 1u) << "on_dense_block is for single-input reductions";
     const Tensor x = c.inputs[0].to(g_device);
     if (x.dim() < 2) continue;
