@@ -57,17 +57,12 @@ if [ -n "${BENCH_FILTER:-}" ] && [ "$(left)" -gt $((reserve + 30)) ]; then
   if grep -q "^| case" "$OUT/bench.txt"; then grep -E "^\||target" "$OUT/bench.txt"
   else grep -vE "Warning|warn|^ " "$OUT/bench.txt" | tail -90; fi
 fi
-# The Python package's DLPack lifetime and stream tests under compute-sanitizer (the package
-# built from the same CMake directory: a no-op build).
-if [ "${PY_MEMCHECK:-1}" != 0 ] && command -v compute-sanitizer >/dev/null && [ "$(left)" -gt 60 ]; then
+# The Python package's DLPack lifetime and stream tests under compute-sanitizer
+# (scripts/gpu-python-check.sh, the package built from the same CMake directory).
+if [ "${PY_MEMCHECK:-1}" != 0 ] && [ "$(left)" -gt 60 ]; then
   echo "== Python DLPack tests under memcheck, $(($(date +%s) - start)) s"
-  ( pip_log="$OUT/pip.log"
-    CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) timeout $(($(left) - 30)) python3 -m pip install -q --no-build-isolation \
-      -Cbuild-dir="$BUILD" -Ccmake.define.FERRITE_BUILD_TESTS=ON -Ccmake.define.FERRITE_BUILD_TOOLS=ON \
-      -Ccmake.define.FERRITE_BUILD_EXAMPLES=ON . >"$pip_log" 2>&1 || { echo "pip install failed"; tail -5 "$pip_log"; exit 1; }
-    timeout $(($(left) - 5)) compute-sanitizer --tool memcheck --target-processes all --error-exitcode 9 \
-      python3 -m pytest -q python/tests/test_dlpack.py -k "lifetime or busy or torch or cupy" 2>&1 |
-      grep -E "passed|failed|ERROR SUMMARY|Error" | grep -v "leaked" | tail -4 )
+  MEMCHECK_ONLY=1 BUILD_DIR="$BUILD" OUT="$OUT/python" timeout $(($(left) - 5)) scripts/gpu-python-check.sh 2>&1 |
+    grep -E "passed|failed|ERROR SUMMARY|install failed" | grep -v "leaked" | tail -4
 fi
 
 echo "total: $(($(date +%s) - start)) s"

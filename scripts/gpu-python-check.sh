@@ -9,6 +9,8 @@
 #       gpu-python-logs.tar.gz)
 #   BUILD_DIR=build-gpu scripts/gpu-python-check.sh   builds in that CMake directory (its
 #       options kept), so a library already built there by scripts/gpu-check.sh is reused
+#   MEMCHECK_ONLY=1 scripts/gpu-python-check.sh   install and the compute-sanitizer run only
+#       (no full pytest run, no overhead benchmark)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-gpu-python-out}
@@ -26,9 +28,11 @@ if [ -n "${BUILD_DIR:-}" ]; then
 fi
 CMAKE_BUILD_PARALLEL_LEVEL=$(nproc) "$PY" -m pip install -v --no-build-isolation ${reuse[@]+"${reuse[@]}"} . >"$OUT/pip.log" 2>&1 ||
   { echo "pip install failed: tail of $OUT/pip.log"; tail -30 "$OUT/pip.log"; exit 1; }
-echo "== pytest"
-"$PY" -m pytest -q -rs python/tests 2>&1 | tee "$OUT/pytest.log" | tail -25
-[ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+if [ "${MEMCHECK_ONLY:-0}" != 1 ]; then
+  echo "== pytest"
+  "$PY" -m pytest -q -rs python/tests 2>&1 | tee "$OUT/pytest.log" | tail -25
+  [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
+fi
 if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-sanitizer ]; then
   CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
   echo "== compute-sanitizer memcheck: DLPack lifetimes and streams"
@@ -37,8 +41,10 @@ if command -v compute-sanitizer >/dev/null || [ -x /usr/local/cuda/bin/compute-s
     tee "$OUT/memcheck.log" | tail -8
   [ "${PIPESTATUS[0]}" -eq 0 ] || status=1
 fi
-echo "== overhead"
-"$PY" python/bench/overhead.py --json "$OUT/overhead.json" 2>&1 | tee "$OUT/overhead.log"
+if [ "${MEMCHECK_ONLY:-0}" != 1 ]; then
+  echo "== overhead"
+  "$PY" python/bench/overhead.py --json "$OUT/overhead.json" 2>&1 | tee "$OUT/overhead.log"
+fi
 # One archive instead of five logs (PACK_LOGS=0 keeps them), as scripts/gpu-check.sh does.
 if [ "${PACK_LOGS:-1}" = 1 ]; then
   ( cd "$OUT" && files=$(ls pip.log pytest.log memcheck.log overhead.log overhead.json 2>/dev/null) &&
