@@ -11,7 +11,11 @@ Exit status 0 always (a report, not a test); the last line counts the flagged ca
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import compare_torch  # noqa: E402  (the rate rule, shared)
 
 
 def load(path):
@@ -19,13 +23,8 @@ def load(path):
         return {c["name"]: c for c in json.load(f)["cases"]}
 
 
-def rate(case):
-    """TFLOP/s for products, GB/s otherwise (what `ferrite bench` reports), from the time."""
-    if case.get("flops"):
-        return case["flops"] / (case["ms"] * 1e-3) / 1e12, "TFLOP/s"
-    if case.get("bytes"):
-        return case["bytes"] / (case["ms"] * 1e-3) / 1e9, "GB/s"
-    return 1.0 / case["ms"], "1/ms"
+def rate_and_unit(case):
+    return compare_torch.rate(case, case["ms"]), "TFLOP/s" if case["flops"] else "GB/s"
 
 
 def compare(before, after, threshold):
@@ -36,8 +35,8 @@ def compare(before, after, threshold):
     slower = []
     for name in sorted(set(before) & set(after)):
         b, a = before[name], after[name]
-        rb, unit = rate(b)
-        ra, _ = rate(a)
+        rb, unit = rate_and_unit(b)
+        ra, _ = rate_and_unit(a)
         ratio = ra / rb if rb > 0 else float("nan")
         flag = ""
         if ratio < 1.0 - threshold:

@@ -43,6 +43,13 @@ def wanted(name, patterns):
     return not patterns or any(fnmatch.fnmatchcase(name, p) for p in patterns)
 
 
+def rate(case, ms):
+    """A case's rate at `ms` per call: TFLOP/s for products, GB/s otherwise (ferrite bench's units)."""
+    if case["flops"]:
+        return case["flops"] / (ms * 1e-3) / 1e12
+    return case["bytes"] / (ms * 1e-3) / 1e9
+
+
 def time_torch(fn, host_timed, repeats=20):
     import torch
 
@@ -106,11 +113,6 @@ def main():
                   f"ratio {torch_ms[case.name] / ours:6.3f}", flush=True)
         del picked
         torch.cuda.empty_cache()
-
-    def rate(case, ms):
-        if case["flops"]:
-            return case["flops"] / (ms * 1e-3) / 1e12
-        return case["bytes"] / (ms * 1e-3) / 1e9
 
     ferrite_rates = {name: rate(c, c["ms"]) for name, c in ferrite.items()}
     lines = [
