@@ -58,6 +58,20 @@ class Scratch {
   void* ptr_ = nullptr;
 };
 
+// cuSOLVER's gesvdj parameters (sweeps, tolerance) for one call, destroyed on scope exit;
+// converts to the handle the gesvdj calls take.
+class GesvdjParams {
+ public:
+  GesvdjParams() { FERRITE_CUSOLVER_CHECK(cusolverDnCreateGesvdjInfo(&p_)); }
+  ~GesvdjParams() { cusolverDnDestroyGesvdjInfo(p_); }
+  GesvdjParams(const GesvdjParams&) = delete;
+  GesvdjParams& operator=(const GesvdjParams&) = delete;
+  operator gesvdjInfo_t() const { return p_; }
+
+ private:
+  gesvdjInfo_t p_ = nullptr;
+};
+
 // What every call needs: the device, its current stream and the stream's solver handle.
 struct Call {
   explicit Call(const Buffer& any)
@@ -325,12 +339,7 @@ class CudaLinalgOps final : public LinalgOps {
     Scratch u_scratch(c.ctx, c.stream, vectors ? 0 : static_cast<std::size_t>(static_cast<std::int64_t>(m) * n * es));
     const std::int64_t v_count = vectors ? d.batch : 1;
     Scratch v_full(c.ctx, c.stream, static_cast<std::size_t>(v_count * n * n * es));
-    gesvdjInfo_t params = nullptr;
-    FERRITE_CUSOLVER_CHECK(cusolverDnCreateGesvdjInfo(&params));
-    struct Destroy {
-      gesvdjInfo_t p;
-      ~Destroy() { cusolverDnDestroyGesvdjInfo(p); }
-    } destroy{params};
+    const GesvdjParams params;
     FERRITE_CUSOLVER_CHECK(cusolverDnXgesvdjSetMaxSweeps(params, 400));
     dispatch_typed(d.dtype, [&](auto tag) {
       using T = decltype(tag);
@@ -365,12 +374,7 @@ class CudaLinalgOps final : public LinalgOps {
     Scratch u_full(c.ctx, c.stream, direct_u ? 0 : static_cast<std::size_t>(d.batch) * m * m * es);
     Scratch v_full(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * n * n * es);
     void* u_out = direct_u ? u.data() : u_full.get();
-    gesvdjInfo_t params = nullptr;
-    FERRITE_CUSOLVER_CHECK(cusolverDnCreateGesvdjInfo(&params));
-    struct Destroy {
-      gesvdjInfo_t p;
-      ~Destroy() { cusolverDnDestroyGesvdjInfo(p); }
-    } destroy{params};
+    const GesvdjParams params;
     dispatch_typed(d.dtype, [&](auto tag) {
       using T = decltype(tag);
       using R = std::conditional_t<sizeof(T) == 8 && !std::is_same_v<T, double>, float,
