@@ -97,6 +97,10 @@ def main():
     ap.add_argument("--bench", type=int, default=0, metavar="N",
                     help="instead: time N training steps on random tokens, eager and torch.compile (tokens/s, peak memory)")
     ap.add_argument("--batch", type=int, default=0, help="with --bench: sequences per step (default: the checkpoint's)")
+    ap.add_argument("--modes", default="eager,compile", help="with --bench: which of eager,compile to time")
+    ap.add_argument("--profile", action="store_true",
+                    help="with --bench: after the eager timing, two eager steps under torch.profiler; prints the "
+                         "GPU time per kernel (to set beside ferrite train --profile's phases)")
     ap.add_argument("--dump-grads", help="write the first step's gradients (before clipping) here")
     ap.add_argument("--compare-grads", help="ferrite's --dump-grads file: print each parameter's relative gradient error")
     ap.add_argument("--ferrite-json", help="ferrite train's --json log: print the relative loss error per step")
@@ -219,7 +223,7 @@ def main():
         )
         x = torch.randint(0, m["vocab"], (batch, m["context"]), device=device)
         y = torch.randint(0, m["vocab"], (batch, m["context"]), device=device)
-        for mode in ("eager", "compile"):
+        for mode in args.modes.split(","):
             run = model if mode == "eager" else torch.compile(model)
 
             def step():
@@ -245,6 +249,14 @@ def main():
             peak = torch.cuda.max_memory_allocated() / 2**20 if device.type == "cuda" else float("nan")
             print(f"torch {mode:8s} {'bf16' if args.bf16 else 'f32'} {'sdpa' if args.sdpa else 'explicit'}: "
                   f"{args.bench * batch * m['context'] / seconds:10.0f} tok/s, peak memory {peak:.0f} MiB")
+            if args.profile and mode == "eager" and device.type == "cuda":
+                from torch.profiler import ProfilerActivity, profile
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    for _ in range(2):
+                        step()
+                    torch.cuda.synchronize()
+                print("torch eager profile (2 steps; GPU time per kernel):")
+                print(prof.key_averages().table(sort_by="cuda_time_total", row_limit=40, max_name_column_width=70))
         return
 
     train, _ = load_corpus(args.data, m["context"])
