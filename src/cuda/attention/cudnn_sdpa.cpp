@@ -210,11 +210,23 @@ std::int64_t operand_bytes(const AttentionDesc& d) {
 
 // Builds the graph of `d`. The frontend reports most failures as statuses but throws for
 // some (no SDPA implementation fits): both mean "no plan", never an error of the call.
-Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
+Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle, int multiprocessors) {
   Graph result;
   // cuDNN before 9.5.1 assumes dO has O's strides (PyTorch copies dO to O's layout there).
   if (backward && d.out_strides != d.grad_out_strides && cudnnGetVersion() < 90501) {
     result.why_not = "cuDNN " + std::to_string(cudnnGetVersion()) + " needs dO strides equal to O's (9.5.1+ does not)";
+    return result;
+  }
+  // Single-query forwards (decode) with fewer query rows than the device has multiprocessors run
+  // on the own kernels: on the H200 with cuDNN 9.14 the decode conformance case (B 2, Sq 1,
+  // Sk 300, 8 query heads over 2 key/value heads, D 128) gave outputs one ulp apart between two
+  // calls on the same inputs, with the work area zeroed and every engine cuDNN marks
+  // non-deterministic dropped. With so few rows cuDNN evidently splits the keys across blocks
+  // and merges the parts in an order that is not fixed; large decode batches (the benchmark's
+  // 64 x 32 rows) keep cuDNN's route.
+  if (!backward && d.seq_q == 1 && d.batch * d.heads_q < multiprocessors) {
+    result.why_not = "single-query forward with " + std::to_string(d.batch * d.heads_q) + " rows (fewer than the " +
+                     std::to_string(multiprocessors) + " multiprocessors): cuDNN's split-key decode is not deterministic";
     return result;
   }
   // The forward first as the composite node (what PyTorch's cuDNN attention runs), then
@@ -250,10 +262,10 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle) {
 // The cached graph of `d`, built on a miss. `count_hit`: whether finding it counts as a hit
 // (not for plans(), which the front end's reads_views asks before the call itself). Plan
 // selection may query the device; it runs on the handle's stream.
-std::shared_ptr<Slot> lookup(GraphCacheOfDevice& cache, const AttentionDesc& d, bool backward, cudnnHandle_t handle,
+std::shared_ptr<Slot> lookup(int device, const AttentionDesc& d, bool backward, cudnnHandle_t handle,
                              bool count_hit = true) {
-  return cache.find_or_build(key_of(d, backward), count_hit, [&](std::string& why) {
-    Graph built = build(d, backward, handle);
+  return state_of(device).find_or_build(key_of(d, backward), count_hit, [&](std::string& why) {
+    Graph built = build(d, backward, handle, DeviceContext::get(device).properties().multiProcessorCount);
     why = built.why_not;
     return built;
   });
@@ -262,7 +274,7 @@ std::shared_ptr<Slot> lookup(GraphCacheOfDevice& cache, const AttentionDesc& d, 
 bool run(const AttentionDesc& d, bool backward, std::unordered_map<std::int64_t, void*>& pack, int device,
          cudaStream_t stream) {
   const cudnnHandle_t handle = cudnn_handle(device, stream);  // this thread's, bound to `stream`
-  const std::shared_ptr<Slot> slot = lookup(state_of(device), d, backward, handle);
+  const std::shared_ptr<Slot> slot = lookup(device, d, backward, handle);
   const Graph& g = slot->plan;
   if (!g.graph) return false;
   shape::Scratch workspace(device, static_cast<std::size_t>(g.workspace), stream);
@@ -318,7 +330,7 @@ bool eligible(const AttentionDesc& d) {
 }
 
 bool plans(const AttentionDesc& d, bool backward, int device, cudaStream_t stream) {
-  return lookup(state_of(device), d, backward, cudnn_handle(device, stream), false)->plan.graph != nullptr;
+  return lookup(device, d, backward, cudnn_handle(device, stream), false)->plan.graph != nullptr;
 }
 
 bool forward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
