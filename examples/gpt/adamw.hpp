@@ -1,8 +1,9 @@
-// AdamW (Loshchilov & Hutter), the update of one parameter tensor, through ferrite's fused
+// AdamW (Loshchilov & Hutter), the update of a list of parameter tensors, through ferrite's fused
 // optimizer (ferrite::optim::adamw).
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "ferrite/ferrite.hpp"
 
@@ -14,10 +15,11 @@ struct AdamWHyper {
   double weight_decay = 0.0;  // decoupled: param *= 1 - lr * weight_decay
 };
 
-/// One step for `param` (written in place) with its gradient and moment buffers (m, v,
-/// same shape and dtype, updated in place). `step` counts from 1 (bias correction).
-/// The arithmetic is torch.optim.AdamW's update rule (docs/families/training.md).
-void adamw_update(const Tensor& param, const Tensor& grad, const Tensor& m, const Tensor& v, std::int64_t step,
-                  const AdamWHyper& hyper);
+/// One step for every tensor of `params` (written in place) with its gradient and moment
+/// buffers (m, v: same shapes and dtype, updated in place), in one fused launch over the list.
+/// `step` counts from 1 (bias correction). The arithmetic is torch.optim.AdamW's update rule
+/// (docs/families/training.md).
+void adamw_update(const std::vector<Tensor>& params, const std::vector<Tensor>& grads, const std::vector<Tensor>& ms,
+                  const std::vector<Tensor>& vs, std::int64_t step, const AdamWHyper& hyper);
 
 }  // namespace ferrite::gpt

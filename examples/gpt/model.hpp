@@ -45,6 +45,10 @@ Weights init_weights(const ModelConfig& config, std::uint64_t seed, DType dtype,
 Weights zero_weights(const ModelConfig& config, DType dtype, Device device);
 /// Zeros of every parameter's shape (gradients, optimizer moments).
 Weights zeros_like(const Weights& weights);
+/// Zero tensors shaped as `weights`, all views of one buffer (returned in `flat`; each view
+/// starts on a 256-byte boundary, the gaps between them stay zero): the gradients, so that
+/// zeroing, the global norm and clipping are one launch each rather than one per tensor.
+Weights zeros_like_flat(const Weights& weights, Tensor& flat);
 
 /// The dtypes of a pass. With MatmulCompute::BF16 (--precision bf16) the model mirrors
 /// PyTorch's autocast: linear layers read and write BF16 activations (BF16 copies of the

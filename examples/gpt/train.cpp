@@ -141,20 +141,26 @@ int run_train(const TrainOptions& options) {
   // resumed run draws the masks the uninterrupted one would have.
   random::Generator dropout_generator(state.dropout_rng.seed, device);
   dropout_generator.set_state(state.dropout_rng);
-  Weights grads = zeros_like(state.weights);
-  std::vector<Tensor> params, grad_list, ms, vs;
-  std::vector<bool> decay;
+  // The gradients are views of one buffer: zeroed, normed and clipped in one launch each.
+  Tensor grad_buffer;
+  Weights grads = zeros_like_flat(state.weights, grad_buffer);
+  // AdamW's two groups (weight decay on matrices and embeddings; none on biases and gains),
+  // each updated by one fused launch.
+  struct Group {
+    std::vector<Tensor> params, grads, ms, vs;
+  };
+  Group decayed, undecayed;
   {
     auto named_p = state.weights.named();
     auto named_g = grads.named();
     auto named_m = state.m.named();
     auto named_v = state.v.named();
     for (std::size_t i = 0; i < named_p.size(); ++i) {
-      params.push_back(*named_p[i].second);
-      grad_list.push_back(*named_g[i].second);
-      ms.push_back(*named_m[i].second);
-      vs.push_back(*named_v[i].second);
-      decay.push_back(named_p[i].second->dim() >= 2);  // matrices and embeddings; not biases or gains
+      Group& group = named_p[i].second->dim() >= 2 ? decayed : undecayed;  // matrices and embeddings
+      group.params.push_back(*named_p[i].second);
+      group.grads.push_back(*named_g[i].second);
+      group.ms.push_back(*named_m[i].second);
+      group.vs.push_back(*named_v[i].second);
     }
   }
 
@@ -204,7 +210,7 @@ int run_train(const TrainOptions& options) {
       const auto step_start = Clock::now();
       {
         Phase phase("zero grads");
-        for (const Tensor& g : grad_list) g.zero_();
+        grad_buffer.zero_();
       }
       Tensor loss_sum;
       for (std::int64_t micro = 0; micro < tc.accum; ++micro) {
@@ -224,16 +230,16 @@ int run_train(const TrainOptions& options) {
       Tensor norm;
       {
         Phase phase("grad norm and clip");
-        norm = global_norm(grad_list);
-        if (tc.grad_clip > 0) clip_grads(grad_list, norm, tc.grad_clip);
+        norm = global_norm({grad_buffer});  // the gaps between the views are zeros
+        if (tc.grad_clip > 0) clip_grads({grad_buffer}, norm, tc.grad_clip);
       }
       const double lr = learning_rate(tc, step);
       {
         Phase phase("adamw");
-        for (std::size_t i = 0; i < params.size(); ++i) {
+        for (const Group* group : {&decayed, &undecayed}) {
           const AdamWHyper hyper{.lr = lr, .beta1 = tc.beta1, .beta2 = tc.beta2, .eps = tc.eps,
-                                 .weight_decay = decay[i] ? tc.weight_decay : 0.0};
-          adamw_update(params[i], grad_list[i], ms[i], vs[i], step + 1, hyper);
+                                 .weight_decay = group == &decayed ? tc.weight_decay : 0.0};
+          adamw_update(group->params, group->grads, group->ms, group->vs, step + 1, hyper);
         }
       }
       if (profiling) {
