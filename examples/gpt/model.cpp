@@ -70,14 +70,16 @@ Tensor residual_grad(const Tensor& through, const Tensor& branch) {
 }
 
 // The gradients of linear(): dx returned (dy's dtype), dw and db added to the gradient
-// tensors. As in PyTorch under autocast, the weight and bias gradients are computed in dy's
-// dtype (a BF16 product, a BF16 column sum accumulated in F32) and then added to the F32
-// gradients.
+// tensors. The weight gradient dyᵀ x is accumulated into the F32 gradient by the GEMM itself
+// (beta = 1, F32 output): one launch, no product in dy's dtype, no cast, no separate add.
+// PyTorch under autocast rounds that product to BF16 before adding it to the F32 gradient;
+// here it is rounded once, to F32. The bias gradient is as in PyTorch: a column sum in dy's
+// dtype (accumulated in F32), added to the F32 gradient.
 Tensor linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Tensor& dw, const Tensor& db,
                        MatmulCompute compute) {
   {
     Phase phase("matmul (bwd)");
-    dw.add_(matmul(dy, x, {.transpose_a = true, .compute = compute}).to(dw.dtype()));  // dyᵀ x: [out, in]
+    matmul_out(dw, dy, x, 1.0, 1.0, {.transpose_a = true, .out_dtype = dw.dtype(), .compute = compute});  // [out, in]
   }
   {
     Phase phase("bias grad");
@@ -359,7 +361,7 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
   {
     Phase phase("head matmul (bwd)");
     // logits = lnf.y wteᵀ: the head's share of the tied embedding's gradient.
-    grads.wte.add_(matmul(dlog, cache.lnf.y, {.transpose_a = true, .compute = p.compute}).to(master));
+    matmul_out(grads.wte, dlog, cache.lnf.y, 1.0, 1.0, {.transpose_a = true, .out_dtype = master, .compute = p.compute});
     dlnf = matmul(dlog, mw.wte, {.compute = p.compute});
   }
   dlnf = cast_to(dlnf, master);
