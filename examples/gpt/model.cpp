@@ -70,20 +70,20 @@ Tensor residual_grad(const Tensor& through, const Tensor& branch) {
 }
 
 // The gradients of linear(): dx returned (dy's dtype), dw and db added to the gradient
-// tensors. The weight gradient dyᵀ x is accumulated into the F32 gradient by the GEMM itself
-// (beta = 1, F32 output): one launch, no product in dy's dtype, no cast, no separate add.
-// PyTorch under autocast rounds that product to BF16 before adding it to the F32 gradient;
-// here it is rounded once, to F32. The bias gradient is as in PyTorch: a column sum in dy's
-// dtype (accumulated in F32), added to the F32 gradient.
+// tensors. Both parameter gradients are accumulated into the F32 gradients by the GEMM itself
+// (beta = 1, F32 output): dw += dyᵀ x, and db += dyᵀ 1 (`ones`: N ones in dy's dtype), a
+// matrix-vector product reading dy once. One launch each, no product in dy's dtype, no cast,
+// no separate add. PyTorch under autocast rounds both to BF16 before adding them to the F32
+// gradients; here they are rounded once, to F32.
 Tensor linear_backward(const Tensor& dy, const Tensor& x, const Tensor& w, const Tensor& dw, const Tensor& db,
-                       MatmulCompute compute) {
+                       const Tensor& ones, MatmulCompute compute) {
   {
     Phase phase("matmul (bwd)");
     matmul_out(dw, dy, x, 1.0, 1.0, {.transpose_a = true, .out_dtype = dw.dtype(), .compute = compute});  // [out, in]
   }
   {
     Phase phase("bias grad");
-    db.add_(sum(dy, 0).to(db.dtype()));
+    matmul_out(db, dy, ones, 1.0, 1.0, {.transpose_a = true, .out_dtype = db.dtype(), .compute = compute});  // [out]
   }
   Phase phase("matmul (bwd)");
   return matmul(dy, w, {.compute = compute});  // [N, in]
@@ -357,6 +357,7 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
   // the graph (autograd casts a gradient to its input's dtype); LayerNorm's backward and the
   // residual stream stay in the master dtype.
   const Tensor dlog = cast_to(dlogits, p.act);  // [N, vocab] (already p.act from the fused loss)
+  const Tensor ones = ferrite::ones({b * t}, p.act, dlogits.device());  // for the bias gradients
   Tensor dlnf;
   {
     Phase phase("head matmul (bwd)");
@@ -374,19 +375,19 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
     const BlockCache& bc = cache.blocks[i];
     // x = x_mid + mlp(ln2(x_mid)): the residual passes dx through; the MLP adds its share.
     const Tensor dmlp = dropout_grad(cast_to(dx, p.act), cache, bc.mlp_keep);
-    const Tensor dact = linear_backward(dmlp, bc.fc_act, m.out_w, g.out_w, g.out_b, p.compute);
+    const Tensor dact = linear_backward(dmlp, bc.fc_act, m.out_w, g.out_w, g.out_b, ones, p.compute);
     Tensor dfc;
     {
       Phase phase("gelu (bwd)");
       dfc = gelu_backward(dact, bc.fc, kGelu);
     }
-    const Tensor dln2 = cast_to(linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, p.compute), master);
+    const Tensor dln2 = cast_to(linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, ones, p.compute), master);
     const Tensor dx_mid = residual_grad(dx, layer_norm_grad(dln2, bc.x_mid, bc.ln2, w.ln2_w, g.ln2_w, g.ln2_b));
     // x_mid = x + proj(attention(ln1(x))).
     const Tensor dproj = dropout_grad(cast_to(dx_mid, p.act), cache, bc.attn_keep);
-    const Tensor dattn_y = linear_backward(dproj, bc.attn_y, m.proj_w, g.proj_w, g.proj_b, p.compute);
+    const Tensor dattn_y = linear_backward(dproj, bc.attn_y, m.proj_w, g.proj_w, g.proj_b, ones, p.compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
-    const Tensor dln1 = cast_to(linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, p.compute), master);
+    const Tensor dln1 = cast_to(linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, ones, p.compute), master);
     dx = residual_grad(dx_mid, layer_norm_grad(dln1, bc.x, bc.ln1, w.ln1_w, g.ln1_w, g.ln1_b));
   }
   // x = wte[idx] + wpe[positions]: rows of the token table receive their tokens' gradients,
