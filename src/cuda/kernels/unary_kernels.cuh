@@ -20,9 +20,11 @@ void launch_unary(Fn fn, const Buffer& x, const Buffer& out, const ElementwiseLa
 /// 32-bit offsets: contiguous input takes the same kernel as before views existed). Views run
 /// the strided kernel with 8 items per thread: 16 loads in flight, what the binary ops' default
 /// gives F32 (a narrowed add runs at 100% of the contiguous add on an H200). With 4 items the
-/// narrowed gelu_backward_f32 ran at 74% of its contiguous rate (run of 2026-12-01); each item
-/// inlines the backward functor again (erf, exp, tanh), so 8 rather than the default 16 for
-/// F16/BF16: activation_backward_single.cu 11.7 s -> 14.0 s of nvcc here (4 -> 8 items).
+/// narrowed gelu_backward_f32 ran at 74% of its contiguous rate, with 8 at 79% (runs of
+/// 2026-12-01): past the loads in flight it was bound by instruction issue, which the strided
+/// kernel's indexing now keeps low (elementwise_views.cuh). Each item inlines the backward
+/// functor again (erf, exp, tanh), so 8 rather than the default 16 for F16/BF16:
+/// activation_backward_single.cu 11.7 s -> 14.0 s of nvcc here (4 -> 8 items).
 inline constexpr int kBackwardStridedItems = 8;
 template <class T, class Fn>
 void launch_backward(Fn fn, const Buffer& grad, const Buffer& x, const Buffer& out, const ElementwiseLayout& layout,

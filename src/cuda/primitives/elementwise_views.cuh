@@ -1,15 +1,16 @@
 // The elementwise engine's kernels for views (strided operands): included by
 // elementwise_engine.cuh, which picks them. Both index in 32 bits; the caller checked
-// offsets_fit_32_bits (core/elementwise_layout.hpp), so no index, offset or partial sum of
-// one reaches 2^31.
+// offsets_fit_32_bits (core/elementwise_layout.hpp), so no index or offset reaches 2^31
+// (the strided kernel's partial sums may wrap modulo 2^32 and still end on the offset).
 //
 //  * strided_kernel: any layout of up to kMaxElementwiseDims dims (a narrowed view, rows
 //    that start off the 16-byte grid, a stride-2 slice, broadcasting). Scalar accesses,
 //    coalesced across a warp (thread t of a block takes elements base + t + u * kThreads),
 //    kItems of them per thread with every load issued before the first store, and the
 //    index decomposition by multiply-high and shift (core/fast_divmod.hpp) instead of
-//    division. One element per thread with a division per dim (what this replaced) ran a
-//    narrowed [16384, 16383] add at 74% of the contiguous add's rate on an H200.
+//    division, with no branch per item. One element per thread with a division per dim
+//    (what this replaced) ran a narrowed [16384, 16383] add at 74% of the contiguous add's
+//    rate on an H200.
 //  * tiled_kernel: rank-2 layouts in which some input is scattered along the output's
 //    rows (x.t() + y): a 32 x 32 tile of each such input is read along its columns (its
 //    memory order) into shared memory, then every input is read and the output written
@@ -35,13 +36,19 @@ namespace ferrite::cuda::kernels {
 
 // ---- strided_kernel ----
 
+/// Input k's offset of element i is i * steps[k][0] + sum over d >= 1 of q_d * steps[k][d],
+/// where q_d = i / (sizes[0] * ... * sizes[d-1]) (q_1 = i / sizes[0], q_(d+1) = q_d / sizes[d])
+/// and steps[k][d] = stride_d - sizes[d-1] * stride_(d-1), innermost first. That is the sum
+/// of coord_d * stride_d with coord_d = q_d - sizes[d] * q_(d+1): the coordinates never need
+/// computing, one multiply-high, shift and multiply-add per dim and input. All in uint32_t
+/// arithmetic: terms wrap modulo 2^32 (steps are often "negative"), the sum is the offset.
 template <int kInputs>
 struct StridedArgs {
   static constexpr int kSlots = kInputs > 0 ? kInputs : 1;
   int rank;
   std::uint32_t numel;
   detail::FastDivmod sizes[kMaxElementwiseDims];        // innermost first
-  std::uint32_t strides[kSlots][kMaxElementwiseDims];   // innermost first
+  std::uint32_t steps[kSlots][kMaxElementwiseDims];     // innermost first
   const void* inputs[kSlots];
 };
 
@@ -52,52 +59,72 @@ template <class... T>
 inline constexpr int kStridedItems =
     std::max<int>(4, std::min<int>(16, static_cast<int>(32 / std::max({sizeof(T)...}))));
 
+// Instructions per element matter here, not only loads in flight: with erf and exp per
+// element (gelu_backward), a narrowed view ran at 79% of the contiguous rate on an H200, bound
+// by instruction issue, with each item decomposed on its own (about 40 instructions of
+// indexing, bounds tests and branch regions per element beside the functor's 55, sm_90 SASS),
+// where add, with one FADD, hid that cost. Hence, about 18 now: the items' offsets are
+// computed dim by dim (the dims loop outside, the items unrolled inside, so a rank-2 layout
+// pays the middle-dims loop's test once per thread), by the steps of StridedArgs; no branch
+// per item (the last block's items past the end read the last element and skip their
+// stores); and stores without bounds tests in every block but the last.
 template <int kThreads, int kItems, class Out, class F, int kInputs, class... In, std::size_t... K>
 __device__ __forceinline__ void strided_body(F f, Out* __restrict__ out, const StridedArgs<kInputs>& args,
                                              std::index_sequence<K...>) {
+  constexpr int kSlots = StridedArgs<kInputs>::kSlots;
   const std::uint32_t first = blockIdx.x * std::uint32_t(kThreads * kItems) + threadIdx.x;
-  // The innermost and outermost dims in registers: a rank-2 layout (a narrowed matrix, and
-  // any view whose dims merge to two) needs nothing else. For rank 1 the outermost dim is
-  // the innermost one and the division gives 0.
-  const detail::FastDivmod inner = args.sizes[0];
-  std::uint32_t inner_stride[StridedArgs<kInputs>::kSlots], outer_stride[StridedArgs<kInputs>::kSlots];
+  const std::uint32_t last = args.numel - 1;
+  std::uint32_t quotient[kItems];  // q_d of each item, for the dim d being added
+  std::uint32_t offsets[kItems][kSlots];
+  {
+    const detail::FastDivmod inner = args.sizes[0];  // for rank 1, q_1 = 0: the loops below add nothing
 #pragma unroll
-  for (int k = 0; k < kInputs; ++k) {
-    inner_stride[k] = args.strides[k][0];
-    outer_stride[k] = args.strides[k][args.rank - 1];
-  }
-  auto load = [&](std::uint32_t i) {
-    std::uint32_t rest = inner.div(i);
-    const std::uint32_t coord = i - rest * inner.divisor;
-    std::uint32_t offsets[StridedArgs<kInputs>::kSlots];
+    for (int u = 0; u < kItems; ++u) {
+      const std::uint32_t i = ::min(first + u * kThreads, last);
+      quotient[u] = inner.div(i);
 #pragma unroll
-    for (int k = 0; k < kInputs; ++k) offsets[k] = coord * inner_stride[k];
-    // The middle dims of rank 3 and up, in a loop: unrolled over the kMaxElementwiseDims
-    // positions for each item it made the unary .cu files compile 60% longer. args is
-    // __grid_constant__, so the dynamic index reads the parameter bank (uniform across the
-    // warp), with no local copy.
-#pragma unroll 1
-    for (int d = 1; d + 1 < args.rank; ++d) {
-      const std::uint32_t outer = args.sizes[d].div(rest);
-      const std::uint32_t middle = rest - outer * args.sizes[d].divisor;
-      rest = outer;
-#pragma unroll
-      for (int k = 0; k < kInputs; ++k) offsets[k] += middle * args.strides[k][d];
+      for (int k = 0; k < kInputs; ++k) offsets[u][k] = i * args.steps[k][0];
     }
+  }
+  // The middle dims of rank 3 and up, in a loop: unrolled over the kMaxElementwiseDims
+  // positions it made the unary .cu files compile 60% longer. args is __grid_constant__, so
+  // the dynamic index reads the parameter bank (uniform across the warp), with no local copy.
+#pragma unroll 1
+  for (int d = 1; d + 1 < args.rank; ++d) {
+    const detail::FastDivmod size = args.sizes[d];
+    std::uint32_t step[kSlots];
 #pragma unroll
-    for (int k = 0; k < kInputs; ++k) offsets[k] += rest * outer_stride[k];
-    return ::cuda::std::make_tuple(static_cast<const In*>(args.inputs[K])[offsets[K]]...);
-  };
+    for (int k = 0; k < kInputs; ++k) step[k] = args.steps[k][d];
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) {
+#pragma unroll
+      for (int k = 0; k < kInputs; ++k) offsets[u][k] += quotient[u] * step[k];
+      quotient[u] = size.div(quotient[u]);
+    }
+  }
+  std::uint32_t outer_step[kSlots];
+#pragma unroll
+  for (int k = 0; k < kInputs; ++k) outer_step[k] = args.steps[k][args.rank - 1];
   ::cuda::std::tuple<In...> loaded[kItems];
 #pragma unroll
   for (int u = 0; u < kItems; ++u) {
-    const std::uint32_t i = first + u * kThreads;
-    if (i < args.numel) loaded[u] = load(i);
-  }
 #pragma unroll
-  for (int u = 0; u < kItems; ++u) {
-    const std::uint32_t i = first + u * kThreads;
-    if (i < args.numel) out[i] = detail::narrow<Out>(f(detail::widen(::cuda::std::get<K>(loaded[u]))...));
+    for (int k = 0; k < kInputs; ++k) offsets[u][k] += quotient[u] * outer_step[k];
+    loaded[u] = ::cuda::std::make_tuple(static_cast<const In*>(args.inputs[K])[offsets[u][K]]...);
+  }
+  // Every item computed, then stored: both store loops read every result, so the compiler
+  // cannot sink an item's functor under its bounds test (a branch region per item).
+  Out result[kItems];
+#pragma unroll
+  for (int u = 0; u < kItems; ++u) result[u] = detail::narrow<Out>(f(detail::widen(::cuda::std::get<K>(loaded[u]))...));
+  Out* const at = out + first;
+  if (blockIdx.x + 1 < gridDim.x) {
+#pragma unroll
+    for (int u = 0; u < kItems; ++u) at[u * kThreads] = result[u];
+  } else {
+#pragma unroll
+    for (int u = 0; u < kItems; ++u)
+      if (first + u * kThreads < args.numel) at[u * kThreads] = result[u];
   }
 }
 
@@ -122,7 +149,14 @@ void launch_strided(F f, const ElementwiseLayout& layout, Out* out, cudaStream_t
     args.sizes[d] = detail::FastDivmod(static_cast<std::uint32_t>(layout.sizes[last - d]));
   for (int k = 0; k < static_cast<int>(sizeof...(In)); ++k) {
     args.inputs[k] = pointers[k];
-    for (int d = 0; d < layout.rank; ++d) args.strides[k][d] = static_cast<std::uint32_t>(layout.strides[k][last - d]);
+    // Unsigned arithmetic: a step below zero wraps, as the kernel's sums do (StridedArgs).
+    std::uint32_t previous_stride = 0, previous_size = 0;
+    for (int d = 0; d < layout.rank; ++d) {
+      const auto stride = static_cast<std::uint32_t>(layout.strides[k][last - d]);
+      args.steps[k][d] = stride - previous_size * previous_stride;
+      previous_stride = stride;
+      previous_size = static_cast<std::uint32_t>(layout.sizes[last - d]);
+    }
   }
   // numel < 2^31, so at most 2^24 blocks: within the grid's 2^31 - 1.
   const std::int64_t per_block = std::int64_t(kThreads) * kItems;
