@@ -33,7 +33,10 @@ Tolerance sum_tolerance(DType d) {
 Tensor dyadic(Shape shape, DType d, Rng& rng) {
   if (!is_floating(d)) return random(std::move(shape), d, rng);
   std::vector<double> v(static_cast<std::size_t>(shape_numel(shape)));
-  for (auto& x : v) x = static_cast<double>(static_cast<std::int64_t>(rng() % 256) + 1) / 64 * (rng() % 2 == 0 ? 1 : -1);
+  for (auto& x : v) {
+    const auto k = static_cast<double>(rng() % 256 + 1);
+    x = (rng() % 2 == 0 ? k : -k) / 64;
+  }
   return from_vector(v, std::move(shape)).to(d);
 }
 

@@ -103,8 +103,8 @@ __device__ __forceinline__ void split_index(std::int64_t t, std::int64_t width, 
 template <class T>
 __global__ void __launch_bounds__(kThreads, sizeof(detail::wide_t<T>) == 4 ? 3 : 2)
     chunk_sum_kernel(const std::uint64_t* __restrict__ keys, const std::int64_t* __restrict__ sources, std::int64_t n,
-                     std::int64_t num_chunks, std::int64_t width, FastDivmod width_div, bool fast, std::uint64_t sentinel,
-                     const T* __restrict__ src, T* __restrict__ out, detail::wide_t<T>* __restrict__ lead,
+                     std::int64_t num_chunks, std::int64_t width, FastDivmod width_div, bool fast,
+                     std::uint64_t sentinel, const T* __restrict__ src, T* __restrict__ out, detail::wide_t<T>* __restrict__ lead,
                      detail::wide_t<T>* __restrict__ trail, std::int64_t* __restrict__ trail_list,
                      unsigned long long* __restrict__ trail_count) {
   using W = detail::wide_t<T>;
@@ -275,11 +275,11 @@ void scatter_sum(DType dtype, const Buffer& index, const void* src, void* out, c
 
   const unsigned blocks = grid_stride_blocks(p.n, kThreads, 4096);  // each block folds its range with one atomic pair
   if (index.dtype() == DType::I32)
-    keys_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), p, keys_in, sources_in, range,
-                                                                 trail_count);
+    keys_kernel<std::int32_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int32_t>(), p, keys_in, sources_in,
+                                                                 range, trail_count);
   else
-    keys_kernel<std::int64_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int64_t>(), p, keys_in, sources_in, range,
-                                                                 trail_count);
+    keys_kernel<std::int64_t><<<blocks, kThreads, 0, stream>>>(index.data_as<std::int64_t>(), p, keys_in, sources_in,
+                                                                 range, trail_count);
   FERRITE_CUDA_CHECK_LAUNCH();
 
   // Only the bits a key can use: the sentinel is the largest key.
