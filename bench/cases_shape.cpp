@@ -106,6 +106,20 @@ void shape_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                      4.0 * picks * d + 8.0 * picks + 4.0 * rows * d,
                      [=] { (void)nn::embedding_backward(*grad, *idx, rows); }});
   }
+  // embedding backward as the GPT example's byte tokens give it: 16384 tokens of width 768
+  // into 256 rows, every other token row 32 (skewed text: one row owns half the sources,
+  // which a thread-per-run sum walks serially). The same size in both modes: it is small.
+  {
+    const std::int64_t picks = 16384, d = 768, rows = 256;
+    auto grad = ramp(ctx, {picks, d}, DType::F32);
+    XorShift rng{5 * 0x9E3779B97F4A7C15ull + 1};
+    std::vector<std::int64_t> v(static_cast<std::size_t>(picks));
+    for (std::size_t i = 0; i < v.size(); ++i) v[i] = i % 2 == 0 ? 32 : static_cast<std::int64_t>(rng.next() % rows);
+    auto idx = ctx.hold(from_vector(v, {picks}, ctx.device));
+    cases.push_back({"embedding_backward_skewed_f32", text({picks, d}) + " into " + text({rows, d}) + ", half row 32",
+                     4.0 * picks * d + 8.0 * picks + 4.0 * rows * d,
+                     [=] { (void)nn::embedding_backward(*grad, *idx, rows); }});
+  }
 }
 
 FERRITE_BENCH_CASES("shape", shape_cases);

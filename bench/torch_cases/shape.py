@@ -13,6 +13,7 @@ TARGETS = {
     "gather_f32": ("≥ 3500 GB/s", lambda f, t, x: f >= 3500),
     "masked_select_f32": ("≥ 3000 GB/s", lambda f, t, x: f >= 3000),
     "embedding_backward_f32": ("reported against PyTorch", lambda f, t, x: True),
+    "embedding_backward_skewed_f32": ("reported against PyTorch", lambda f, t, x: True),
 }
 
 
@@ -72,5 +73,14 @@ def cases(quick):
     eidx = torch.randint(0, picks // 16, (picks,), device=dev, generator=g)
     out.append(Case("embedding_backward_f32",
                     lambda: torch.ops.aten.embedding_dense_backward(grad, eidx, rows, -1, False),
+                    bytes=4.0 * picks * d + 8.0 * picks + 4.0 * rows * d))
+
+    # The GPT example's byte tokens, skewed: every other token row 32 (the same size in both modes).
+    picks, d, rows = 16384, 768, 256
+    sgrad = ramp((picks, d), torch.float32, dev)
+    sidx = torch.randint(0, rows, (picks,), device=dev, generator=g)
+    sidx[0::2] = 32
+    out.append(Case("embedding_backward_skewed_f32",
+                    lambda: torch.ops.aten.embedding_dense_backward(sgrad, sidx, rows, -1, False),
                     bytes=4.0 * picks * d + 8.0 * picks + 4.0 * rows * d))
     return out

@@ -1,8 +1,9 @@
 // The CPU backend's ShapeOps: plain loops. Data movement copies elements as raw bytes of
-// their size; the adding ops (scatter_add, embedding_backward) accumulate exactly as the
-// CUDA backend does (the widened type, detail::wide_t: float for F16/BF16, I64 for I32,
-// integers wrapping through detail::AddFn; one rounding at the end), so the two agree bit
-// for bit.
+// their size; the adding ops (scatter_add, embedding_backward) accumulate as the CUDA
+// backend does (the widened type, detail::wide_t: float for F16/BF16, I64 for I32, integers
+// wrapping through detail::AddFn; one rounding at the end), adding each target's sources in
+// index order. CUDA adds runs longer than its chunk of sorted positions as chunk partials,
+// so float sums of long runs may differ in the last bits; integers agree exactly.
 #include <algorithm>
 #include <cstring>
 #include <limits>

@@ -49,8 +49,9 @@ void init_range(long long* range, cudaStream_t stream);
 
 /// The deterministic scatter sum behind scatter_add and embedding_backward: out holds its
 /// starting values; for each index position p (over layout.sizes) with a valid index,
-/// out[target(p) * width + c] += src[source(p) * width + c], summed per target in ascending p
-/// (a stable radix sort of the targets, then one thread per target and column).
+/// out[target(p) * width + c] += src[source(p) * width + c], in an order fixed by the input
+/// (a stable radix sort of the targets; runs of one target summed in ascending p within
+/// chunks of 64 sorted positions, then the chunk partials in chunk order: bit-repeatable).
 /// target(p) = data address of p with the dim term wrap(index[p]) * data_strides[dim];
 /// source(p) = src address of p. embedding_backward is the rank-1 layout with unit strides
 /// and width d. Folds the index range into range[0..1]; scratch comes from the device pool.
