@@ -1,5 +1,6 @@
 // Benchmark cases of the matrix products (perf.md): large products against the tensor-core
-// and FP32/FP64 ceilings, and small ones where launch and host overhead decide.
+// and FP32/FP64 ceilings, small ones where launch and host overhead decide, and nn::linear
+// with its fused bias.
 // Each case counts 2·m·n·k flops per product and reports TFLOP/s.
 #include "bench/bench_case.hpp"
 
@@ -54,6 +55,20 @@ void matmul_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                                                  std::to_string(width) + "]",
                      0, [=] { (void)matmul(*x, *w); }, false, product_flops(1, 1, width, width)});
   }
+
+  // A Linear layer with its bias: gpt2-small's MLP up-projection over a batch of 16 x 1024
+  // tokens (x [16384, 768], weight [3072, 768], bias [3072]). nn::linear adds the bias in the
+  // GEMM's epilogue (cuBLASLt's BIAS), as PyTorch's F.linear does (nvjet *_bias_* kernels).
+  const std::int64_t tokens = full ? 16384 : 256, in_features = full ? 768 : 64, out_features = full ? 3072 : 96;
+  auto lx = ctx.random({tokens, in_features}, DType::BF16, 21);
+  auto lw = ctx.random({out_features, in_features}, DType::BF16, 22);
+  auto lb = ctx.random({out_features}, DType::BF16, 23);
+  cases.push_back({"linear_bf16_bias",
+                   "[" + std::to_string(tokens) + ", " + std::to_string(in_features) + "] x [" +
+                       std::to_string(out_features) + ", " + std::to_string(in_features) + "]ᵀ + [" +
+                       std::to_string(out_features) + "]",
+                   0, [=] { (void)nn::linear(*lx, *lw, *lb); }, false,
+                   product_flops(1, tokens, out_features, in_features)});
 }
 
 FERRITE_BENCH_CASES("matmul", matmul_cases);

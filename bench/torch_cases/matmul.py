@@ -22,6 +22,7 @@ TARGETS = {
     "matmul_small_bf16_64": _at_least(1.0),
     "matmul_small_bf16_256": _at_least(1.0),
     "matmul_row_bf16": _at_least(1.0),
+    "linear_bf16_bias": _at_least(0.98),
 }
 
 
@@ -71,4 +72,10 @@ def cases(quick):
             out.append(Case(f"matmul_small_{suffix}_{n}", lambda a=a, b=b: torch.matmul(a, b), flops=_flops(1, n, n, n)))
         x, w = rand(1, width, dtype=dtype), rand(width, width, dtype=dtype)
         out.append(Case(f"matmul_row_{suffix}", lambda x=x, w=w: torch.matmul(x, w), flops=_flops(1, 1, width, width)))
+    # gpt2-small's MLP up-projection with its bias; F.linear reaches addmm's bias epilogue.
+    tokens, in_features, out_features = (256, 64, 96) if quick else (16384, 768, 3072)
+    lx = rand(tokens, in_features, dtype=torch.bfloat16)
+    lw, lb = rand(out_features, in_features, dtype=torch.bfloat16), rand(out_features, dtype=torch.bfloat16)
+    out.append(Case("linear_bf16_bias", lambda: torch.nn.functional.linear(lx, lw, lb),
+                    flops=_flops(1, tokens, out_features, in_features)))
     return out

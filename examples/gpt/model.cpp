@@ -14,19 +14,12 @@ namespace {
 constexpr double kLayerNormEps = 1e-5;
 constexpr GeluApproximation kGelu = GeluApproximation::Tanh;  // GPT-2's gelu
 
-// y = x wᵀ + b for w stored [out, in], x, w and b of one dtype. The bias is added to the
-// product in its dtype: for BF16 that rounds twice (product, then sum) where PyTorch's
-// addmm rounds once in the GEMM's epilogue; matmul_out with beta = 1 on a bias-filled output
-// would round once too, but large products get their timed GEMM algorithm only with beta = 0.
+// y = x wᵀ + b for w stored [out, in], x, w and b of one dtype: nn::linear adds the bias
+// before the product's one rounding (for BF16 as PyTorch's addmm does in the GEMM's epilogue),
+// on CUDA inside the GEMM itself (cuBLASLt's bias epilogue), so the "matmul" phase covers it.
 Tensor linear(const Tensor& x, const Tensor& w, const Tensor& b, MatmulCompute compute) {
-  Tensor y;
-  {
-    Phase phase("matmul");
-    y = matmul(x, w, {.transpose_b = true, .compute = compute});
-  }
-  Phase phase("bias add");
-  y.add_(b);
-  return y;
+  Phase phase("matmul");
+  return nn::linear(x, w, b, {.compute = compute});
 }
 
 // t in `dtype` (a no-op when it has it already), timed as a cast.

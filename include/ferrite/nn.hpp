@@ -8,9 +8,32 @@
 #include <optional>
 #include <utility>
 
+#include "ferrite/matmul.hpp"
 #include "ferrite/tensor.hpp"
 
 namespace ferrite::nn {
+
+// ---- linear (torch.nn.functional.linear, docs/families/matmul.md) --------------------------
+
+/// linear's precision options, with matmul's meaning (ferrite/matmul.hpp).
+struct LinearOptions {
+  /// The result's dtype: the inputs' (default) or F32 for F16/BF16 inputs.
+  std::optional<DType> out_dtype = std::nullopt;
+  MatmulCompute compute = MatmulCompute::Default;
+};
+
+/// torch.nn.functional.linear: y = x·weightᵀ + bias with x [..., in], weight [out, in] (a
+/// Linear layer's layout, never transposed in memory) and bias [out], or none (nullopt or an
+/// undefined Tensor) -> y [..., out]. x, weight and bias share one dtype (F32, F64, F16, BF16;
+/// never promoted) and device. The bias is added to the product before its one rounding to
+/// the result's dtype, as torch.addmm does (on CUDA inside the GEMM, through cuBLASLt's bias
+/// epilogue, where cuBLASLt offers one).
+Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
+              const LinearOptions& options = {});
+/// linear into `out`, which must have linear's result shape, dtype and device and must not
+/// overlap x, weight or bias. Returns out.
+const Tensor& linear_out(const Tensor& out, const Tensor& x, const Tensor& weight,
+                         const std::optional<Tensor>& bias = std::nullopt, const LinearOptions& options = {});
 
 // ---- scaled dot-product attention (issue #16, docs/families/nn.md) -------------------------
 

@@ -73,11 +73,7 @@ def _make_functional():
     def embedding(input, weight):
         return _ferrite.nn.embedding(weight, input)
 
-    def linear(input, weight, bias=None):
-        y = _ferrite.matmul(input, weight, transpose_b=True)
-        return y if bias is None else y + bias
-
-    for name in ("conv2d", "avg_pool2d", "adaptive_avg_pool2d"):
+    for name in ("linear", "conv2d", "avg_pool2d", "adaptive_avg_pool2d"):
         setattr(F, name, getattr(_ferrite.nn, name))
 
     def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False):
@@ -106,7 +102,7 @@ def _make_functional():
             raise _ferrite.UnsupportedError("scaled_dot_product_attention: dropout_p != 0 is not implemented")
         return _ferrite.nn.scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale=scale).out
 
-    for f in (layer_norm, rms_norm, embedding, linear, max_pool2d, dropout, cross_entropy,
+    for f in (layer_norm, rms_norm, embedding, max_pool2d, dropout, cross_entropy,
               scaled_dot_product_attention):
         f.__module__ = F.__name__
         setattr(F, f.__name__, f)

@@ -1,5 +1,5 @@
 // Matrix products: matmul, mm, bmm, dot, mv, vm with ferrite's options as keywords
-// (transpose_a, transpose_b, out_dtype, compute). ferrite/matmul.hpp.
+// (transpose_a, transpose_b, out_dtype, compute), and nn.linear. ferrite/matmul.hpp, ferrite/nn.hpp.
 #include "common.hpp"
 
 namespace ferrite::py {
@@ -53,6 +53,15 @@ void bind_matmul(nb::module_& m, nb::class_<Tensor>& t) {
         return matmul_out(out, a, b, alpha, beta);
       }, nb::arg("out"), nb::arg("input"), nb::arg("other"), nb::arg("alpha") = 1.0, nb::arg("beta") = 0.0,
       "out = alpha * input @ other + beta * out, in place; returns out.");
+  // ferrite.nn.linear: here for the compute keyword's parsing, shared with the products above.
+  nb::module_ nn = submodule(m, "nn", "Neural-network ops.");
+  nn.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, std::optional<DType> out_dtype,
+                      const std::string& compute) {
+        return nn::linear(x, w, b, {.out_dtype = out_dtype, .compute = compute_mode(compute)});
+      }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::kw_only(),
+      nb::arg("out_dtype") = nb::none(), nb::arg("compute") = "default",
+      "torch.nn.functional.linear: input @ weight.T + bias with weight [out, in] and bias [out] (or None); the "
+      "bias is added before the result's one rounding (inside the GEMM on CUDA).");
   m.def("set_allow_tf32", &set_allow_tf32, nb::arg("allow"));
   m.def("allow_tf32", &allow_tf32);
 }

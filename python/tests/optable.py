@@ -116,6 +116,7 @@ OPS = [
     ("dot", (V, V), lambda m, a, b: m.dot(a, b), np.dot),
     ("mv", (A, V), lambda m, a, b: m.mv(a, b), np.dot),
     ("linear", (A, B, V[:5]), lambda m, x, w, b: m.nn.functional.linear(x, w, b), lambda x, w, b: x @ w.T + b),
+    ("linear_3d_no_bias", (M, M[0]), lambda m, x, w: m.nn.functional.linear(x, w), lambda x, w: x @ w.T),
 ]
 
 # ---- the families bound later (linalg, fft, sparse, nn): the same table form ----

@@ -341,6 +341,8 @@ def test_dropout(device):
 
 def test_nn_errors():
     F = ft.nn.functional
+    with pytest.raises(ft.ShapeMismatchError, match=r"linear: bias is \[5\] F32 cpu, expected \[4\]"):
+        F.linear(ft.ones(2, 3), ft.ones(4, 3), ft.ones(5))
     with pytest.raises(ft.ShapeMismatchError, match="does not fit input"):
         F.conv2d(ft.ones(1, 3, 4, 4), ft.ones(2, 2, 3, 3))
     with pytest.raises(ft.InvalidArgumentError, match="'same' needs stride 1"):

@@ -1,15 +1,19 @@
 // Front end of the matrix products: dtype and shape rules (torch.matmul semantics,
-// row-major), the batch layout handed to MatmulOps::gemm, and the output allocation.
+// row-major), the batch layout handed to MatmulOps::gemm, and the output allocation; and
+// nn::linear, the product with a Linear weight plus a bias (MatmulOps::gemm_bias).
 #include "ferrite/matmul.hpp"
 
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/extent.hpp"
 #include "ferrite/backend_families/matmul_ops.hpp"
+#include "ferrite/inplace.hpp"
+#include "ferrite/nn.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/strided.hpp"
 
@@ -188,14 +192,35 @@ Plan plan_product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& 
 
 bool overlaps(const Tensor& x, const Tensor& y) { return frontend::may_overlap(x, y); }
 
+// An out= tensor for the product `plan` of a and b: defined, on their device, of the result's
+// dtype and shape, sharing no memory with them.
+void check_out(const char* name, const Tensor& out, const Plan& plan, const Tensor& a, const Tensor& b) {
+  frontend::check_defined(name, {&out});
+  FERRITE_CHECK(out.device() == a.device(), DeviceMismatch, name, ": out is ", out.description(),
+                " but the operands are on ", a.device().str());
+  FERRITE_CHECK(out.dtype() == plan.desc.output, DTypeMismatch, name, ": out is ", out.description(),
+                ", expected dtype ", dtype_name(plan.desc.output), " (operands ", a.description(), ", ",
+                b.description(), ")");
+  FERRITE_CHECK(out.shape() == plan.out_shape, ShapeMismatch, name, ": out is ", out.description(),
+                ", expected shape ", shape_str(plan.out_shape), " (operands ", a.description(), ", ",
+                b.description(), ")");
+  FERRITE_CHECK(!overlaps(out, a) && !overlaps(out, b), InvalidArgument, name, ": out ", out.description(),
+                " overlaps an operand (", a.description(), ", ", b.description(), ")");
+}
+
+// Whether the backend can write `out` directly: dense and on the 16-byte grid its Buffer
+// promises (out.buffer() of any other tensor would be a copy, and writes to it would be lost).
+bool writable_in_place(const Tensor& out) {
+  return out.is_contiguous() && reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 == 0;
+}
+
+// An operand as the backend multiplies it: F32 computed through BF16/F16 is rounded once with
+// the ordinary cast.
+Buffer operand(const Tensor& t, DType input) { return t.dtype() == input ? t.buffer() : t.to(input).buffer(); }
+
 void run(const GemmDesc& desc, const Tensor& a, const Tensor& b, const Tensor& out) {
   if (out.numel() == 0) return;
-  // F32 computed through BF16/F16: round the operands once with the ordinary cast.
-  if (desc.input != a.dtype()) {
-    backend(out.device()).matmul_ops().gemm(desc, a.to(desc.input).buffer(), b.to(desc.input).buffer(), out.buffer());
-    return;
-  }
-  backend(out.device()).matmul_ops().gemm(desc, a.buffer(), b.buffer(), out.buffer());
+  backend(out.device()).matmul_ops().gemm(desc, operand(a, desc.input), operand(b, desc.input), out.buffer());
 }
 
 Tensor product(Op op, const Tensor& a, const Tensor& b, const MatmulOptions& options) {
@@ -222,20 +247,10 @@ Tensor matmul(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
 const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, double alpha, double beta,
                          const MatmulOptions& options) {
   Plan plan = plan_product(Op::Matmul, a, b, options);
-  frontend::check_defined("matmul", {&out});
-  FERRITE_CHECK(out.device() == a.device(), DeviceMismatch, "matmul: out is ", out.description(),
-                " but the operands are on ", a.device().str());
-  FERRITE_CHECK(out.dtype() == plan.desc.output, DTypeMismatch, "matmul: out is ", out.description(),
-                ", expected dtype ", dtype_name(plan.desc.output), " (operands ", a.description(), ", ",
-                b.description(), ")");
-  FERRITE_CHECK(out.shape() == plan.out_shape, ShapeMismatch, "matmul: out is ", out.description(),
-                ", expected shape ", shape_str(plan.out_shape), " (operands ", a.description(), ", ",
-                b.description(), ")");
-  FERRITE_CHECK(!overlaps(out, a) && !overlaps(out, b), InvalidArgument, "matmul: out ", out.description(),
-                " overlaps an operand (", a.description(), ", ", b.description(), ")");
+  check_out("matmul", out, plan, a, b);
   plan.desc.alpha = alpha;
   plan.desc.beta = beta;
-  if (out.is_contiguous() && reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 == 0) {
+  if (writable_in_place(out)) {
     run(plan.desc, a, b, out);
   } else {
     // The product is computed into a dense, aligned copy of out (read when beta != 0) and
@@ -289,4 +304,85 @@ Tensor mm(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
   return matmul(a, b, options);
 }
 
+}  // namespace ferrite
+
+// ---- linear: matmul with transpose_b and a bias added before the one rounding ----
+
+namespace ferrite {
+namespace {
+
+struct LinearPlan {
+  Plan product;                // x · weightᵀ, batch dims of x folded into m
+  std::optional<Tensor> bias;  // engaged only for a defined bias
+};
+
+LinearPlan plan_linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                       const nn::LinearOptions& options) {
+  const char* name = name_of(Op::Linear);
+  frontend::check_defined(name, {&x, &weight});
+  FERRITE_CHECK(weight.dim() == 2, ShapeMismatch, name, ": weight must be 2-D [out_features, in_features], got ",
+                weight.description(), " (input ", x.description(), ")");
+  LinearPlan p;
+  p.product = plan_product(Op::Linear, x, weight,
+                           {.transpose_b = true, .out_dtype = options.out_dtype, .compute = options.compute});
+  if (bias && bias->defined()) {
+    const Tensor& b = *bias;
+    frontend::check_same_device(name, {&x, &b});
+    FERRITE_CHECK(b.dtype() == x.dtype(), DTypeMismatch, name, ": bias is ", b.description(), ", expected dtype ",
+                  dtype_name(x.dtype()), " (input ", x.description(), ", weight ", weight.description(), ")");
+    FERRITE_CHECK(b.dim() == 1 && b.size(0) == weight.size(0), ShapeMismatch, name, ": bias is ", b.description(),
+                  ", expected [", weight.size(0), "], one per output feature (input ", x.description(),
+                  ", weight ", weight.description(), ")");
+    p.bias = b;
+  }
+  return p;
+}
+
+// out = x · weightᵀ + bias into a dense, 16-byte aligned out. The backend fuses the bias into
+// the GEMM where it can (cuBLASLt's bias epilogue); otherwise out is filled with the broadcast
+// bias and the product accumulated onto it (beta = 1), PyTorch's addmm fallback: the sum is
+// still formed in the accumulation precision and rounded once.
+void run_linear(const LinearPlan& p, const Tensor& x, const Tensor& weight, const Tensor& out) {
+  if (!p.bias) return run(p.product.desc, x, weight, out);
+  if (out.numel() == 0) return;
+  GemmDesc desc = p.product.desc;
+  MatmulOps& ops = backend(out.device()).matmul_ops();
+  const Buffer a = operand(x, desc.input), b = operand(weight, desc.input);
+  if (desc.k > 0 && ops.gemm_bias(desc, a, b, p.bias->buffer(), out.buffer())) return;
+  out.copy_(*p.bias);
+  desc.beta = 1;
+  ops.gemm(desc, a, b, out.buffer());
+}
+
+}  // namespace
+
+namespace nn {
+
+Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, const LinearOptions& options) {
+  const LinearPlan p = plan_linear(x, weight, bias, options);
+  Tensor out = frontend::allocate(p.product.out_shape, p.product.desc.output, x.device());
+  run_linear(p, x, weight, out);
+  return out;
+}
+
+const Tensor& linear_out(const Tensor& out, const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
+                         const LinearOptions& options) {
+  const LinearPlan p = plan_linear(x, weight, bias, options);
+  check_out("linear", out, p.product, x, weight);
+  FERRITE_CHECK(!p.bias || !overlaps(out, *p.bias), InvalidArgument, "linear: out ", out.description(),
+                " overlaps the bias ", p.bias ? p.bias->description() : std::string());
+  if (writable_in_place(out)) {
+    run_linear(p, x, weight, out);
+  } else {
+    // Computed into a dense, aligned tensor (never read: the bias or the product writes it
+    // first) and written back through out's strides.
+    frontend::check_writable("linear", out);
+    const Tensor dense = frontend::allocate(out.shape(), out.dtype(), out.device());
+    run_linear(p, x, weight, dense);
+    frontend::copy_elements(dense, out);
+  }
+  return out;
+}
+
+}  // namespace nn
 }  // namespace ferrite

@@ -1,6 +1,6 @@
 // Conformance entries of the matrix products: matmul (2-D, 1-D, broadcast batches, every
 // transpose combination), matmul_out (alpha/beta), BF16/F16 -> F32 outputs, F32 through
-// BF16/F16/TF32, bmm, dot, mv, vm.
+// BF16/F16/TF32, bmm, dot, mv, vm, and nn::linear (with and without bias).
 //
 // Products are compared by normalised error: every output element is divided by
 //   scale = Σ_p |alpha · a_ip · b_pj| + |beta · c_ij|
@@ -28,6 +28,7 @@ struct ProductSpec {
   bool transpose_a = false, transpose_b = false;
   long double alpha = 1, beta = 0;
   const Tensor* c = nullptr;          // the accumulated output (beta != 0), else null
+  const Tensor* bias = nullptr;       // [n], added to every row (nn::linear), else null
   DType round_inputs_to = DType::F64;  // F16/BF16: the inputs are rounded first (compute = F16/BF16)
 };
 
@@ -60,6 +61,7 @@ Product reference_product(const Tensor& a, const Tensor& b, const ProductSpec& s
     for (auto& x : bv) x = reference::round_to(spec.round_inputs_to, x);
   }
   const std::vector<long double> cv = spec.c ? reference::values(*spec.c) : std::vector<long double>{};
+  const std::vector<long double> biasv = spec.bias ? reference::values(*spec.bias) : std::vector<long double>{};
 
   Product p;
   p.shape = batch;
@@ -85,6 +87,10 @@ Product reference_product(const Tensor& a, const Tensor& b, const ProductSpec& s
         if (spec.beta != 0) {  // beta == 0 never reads C (it may hold NaN)
           value += spec.beta * cv[o];
           scale += std::fabs(spec.beta * cv[o]);
+        }
+        if (spec.bias) {
+          value += biasv[static_cast<std::size_t>(j)];
+          scale += std::fabs(biasv[static_cast<std::size_t>(j)]);
         }
         p.values[o] = value;
         p.scale[o] = scale;
@@ -517,6 +523,192 @@ FERRITE_CONFORMANCE([] {
   return e;
 }());
 
+// ---- nn::linear: x [..., in] · weightᵀ ([out, in]) + bias [out] ----
+// inputs: x, weight and, where the case has one, bias. The reference is the product with
+// transpose_b and the bias added exactly; on CUDA the bias rides in cuBLASLt's epilogue
+// (F32, F16, BF16) or, for F64 and where cuBLASLt has no epilogue algorithm, is the output's
+// starting value for a beta = 1 product: both round once, so the tolerances are matmul's.
+
+Case linear_case(DType dtype, Rng& rng, const Shape& x, std::int64_t out_features, bool with_bias) {
+  const std::int64_t in = x.empty() ? 0 : x.back();
+  Case c{shape_str(x) + " x [" + std::to_string(out_features) + ", " + std::to_string(in) + "]ᵀ" +
+             (with_bias ? " + bias" : ""),
+         {random(x, dtype, rng), random({out_features, in}, dtype, rng)}};
+  if (with_bias) c.inputs.push_back(random({out_features}, dtype, rng));
+  return c;
+}
+
+// out features 5, 17, 33, 127 (not multiples of 8: C rows and the bias vector off the 16-byte
+// grid after the first row) next to 40 and 96; 2-D, 1-D, 3-D and 4-D x; a GEMV-shaped batch
+// of 1; empty m, n and k (k = 0: the result is the bias).
+std::vector<Case> linear_cases(DType dtype, Rng& rng) {
+  struct Spec {
+    Shape x;
+    std::int64_t out;
+  };
+  const std::vector<Spec> specs = {
+      {{7, 9}, 5},        {{33, 65}, 17},     {{127, 129}, 33}, {{64, 128}, 96},  {{1025, 127}, 7},
+      {{17, 1025}, 127},  {{1, 1100}, 2050},  {{33}, 17},       {{2, 7, 33}, 9},  {{3, 65, 96}, 40},
+      {{4, 17, 31}, 13},  {{2, 3, 5, 9}, 7},  {{0, 5}, 3},      {{4, 0}, 3},      {{4, 5}, 0},
+      {{2, 0, 7}, 5},
+  };
+  std::vector<Case> cases;
+  for (const Spec& s : specs)
+    for (bool with_bias : {true, false}) cases.push_back(linear_case(dtype, rng, s.x, s.out, with_bias));
+  return cases;
+}
+
+ProductSpec linear_spec(const Case& c, DType round_inputs_to = DType::F64) {
+  ProductSpec s;
+  s.transpose_b = true;
+  s.bias = c.inputs.size() > 2 ? &c.inputs[2] : nullptr;
+  s.round_inputs_to = round_inputs_to;
+  return s;
+}
+
+std::optional<Tensor> bias_of(const Case& c) {
+  return c.inputs.size() > 2 ? std::optional<Tensor>(c.inputs[2]) : std::nullopt;
+}
+
+std::vector<ErrorCase> linear_errors(DType d) {
+  const std::string name = dtype_name(d).data();
+  return {
+      {"bias of the wrong length", [=](Device dev) {
+         nn::linear(zeros({2, 3}, d, dev), zeros({4, 3}, d, dev), zeros({5}, d, dev));
+       },
+       ErrorKind::ShapeMismatch, "linear: bias is [5] " + name},
+      {"bias of the wrong length names the shapes", [=](Device dev) {
+         nn::linear(zeros({2, 3}, d, dev), zeros({4, 3}, d, dev), zeros({5}, d, dev));
+       },
+       ErrorKind::ShapeMismatch, "expected [4], one per output feature (input [2, 3] " + name},
+      {"2-D bias", [=](Device dev) { nn::linear(zeros({2, 3}, d, dev), zeros({4, 3}, d, dev), zeros({1, 4}, d, dev)); },
+       ErrorKind::ShapeMismatch, "linear: bias is [1, 4] " + name},
+      {"bias of another dtype", [=](Device dev) {
+         nn::linear(zeros({2, 3}, d, dev), zeros({4, 3}, d, dev), zeros({4}, other_dtype(d), dev));
+       },
+       ErrorKind::DTypeMismatch, "linear: bias is [4] " + std::string(dtype_name(other_dtype(d)))},
+      {"in_features differ", [=](Device dev) { nn::linear(zeros({2, 3}, d, dev), zeros({4, 5}, d, dev)); },
+       ErrorKind::ShapeMismatch, "linear: inner dimensions differ: a [2, 3] " + name},
+      {"3-D weight", [=](Device dev) { nn::linear(zeros({2, 3}, d, dev), zeros({1, 4, 3}, d, dev)); },
+       ErrorKind::ShapeMismatch, "linear: weight must be 2-D [out_features, in_features], got [1, 4, 3]"},
+      {"integer operands", [=](Device dev) {
+         nn::linear(zeros({2, 2}, DType::I32, dev), zeros({2, 2}, DType::I32, dev), zeros({2}, DType::I32, dev));
+       },
+       ErrorKind::Unsupported, "linear: dtype I32 is not supported"},
+      {"undefined weight", [=](Device dev) { nn::linear(zeros({2, 2}, d, dev), Tensor()); }, ErrorKind::InvalidArgument,
+       "linear: an operand is an undefined"},
+      {"out of the wrong shape", [=](Device dev) {
+         nn::linear_out(zeros({2, 3}, d, dev), zeros({2, 5}, d, dev), zeros({4, 5}, d, dev), zeros({4}, d, dev));
+       },
+       ErrorKind::ShapeMismatch, "linear: out is [2, 3] " + name},
+      {"out overlaps the bias", [=](Device dev) {
+         const Tensor out = zeros({1, 4}, d, dev);
+         nn::linear_out(out, zeros({1, 5}, d, dev), zeros({4, 5}, d, dev), out.view({4}));
+       },
+       ErrorKind::InvalidArgument, "linear: out [1, 4] " + name},
+  };
+}
+
+FERRITE_CONFORMANCE([] {
+  Entry e;
+  e.op = "linear";
+  e.dtypes = kMatmulDTypes;
+  e.cases = linear_cases;
+  e.run_outputs = [](const Case& c) {
+    const Tensor out = nn::linear(c.inputs[0], c.inputs[1], bias_of(c));
+    return std::vector<Tensor>{normalised(out, reference_product(c.inputs[0], c.inputs[1], linear_spec(c)),
+                                          c.inputs[0].dtype())};
+  };
+  e.reference_outputs = [](const Case& c) {
+    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], linear_spec(c)))};
+  };
+  e.reference_tolerance = reference_tolerance;
+  e.backend_tolerance = backend_tolerance;
+  e.errors = linear_errors;
+  return e;
+}());
+
+// linear_out into a dense out full of NaN (write-only, as beta = 0: neither the fused bias nor
+// the bias-filled fallback may read it) and into a transposed view (computed densely and
+// written back through the strides).
+FERRITE_CONFORMANCE([] {
+  Entry e;
+  e.op = "linear_out";
+  e.dtypes = kMatmulDTypes;
+  e.cases = [](DType dtype, Rng& rng) {
+    std::vector<Case> cases;
+    for (std::int64_t view = 0; view < 2; ++view)
+      for (bool with_bias : {true, false}) {
+        Case c = linear_case(dtype, rng, {2, 17, 33}, 9, with_bias);
+        c.ints = {view};
+        c.label += view ? ", out a transposed view" : ", out NaN";
+        cases.push_back(std::move(c));
+      }
+    return cases;
+  };
+  e.run_outputs = [](const Case& c) {
+    const Tensor& x = c.inputs[0];
+    const Shape shape = {x.size(0), x.size(1), c.inputs[1].size(0)};
+    Tensor out;
+    if (c.ints[0] != 0) {
+      out = zeros({shape[0], shape[2], shape[1]}, x.dtype(), x.device()).transpose(1, 2);
+    } else {
+      out = full(shape, std::numeric_limits<double>::quiet_NaN(), x.dtype(), x.device());
+    }
+    nn::linear_out(out, x, c.inputs[1], bias_of(c));
+    return std::vector<Tensor>{
+        normalised(out.contiguous(), reference_product(x, c.inputs[1], linear_spec(c)), x.dtype())};
+  };
+  e.reference_outputs = [](const Case& c) {
+    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], linear_spec(c)))};
+  };
+  e.reference_tolerance = reference_tolerance;
+  e.backend_tolerance = backend_tolerance;
+  return e;
+}());
+
+// Mixed precision with a bias: F16/BF16 operands and bias with an F32 result (the epilogue's
+// bias dtype differs from the output's), and F32 operands and bias computed through BF16/F16
+// (the bias stays F32; only x and weight are rounded). ints: mode (0: out_dtype F32,
+// 1: compute BF16, 2: compute F16).
+FERRITE_CONFORMANCE([] {
+  Entry e;
+  e.op = "linear_mixed_precision";
+  e.dtypes = {DType::F32, DType::F16, DType::BF16};
+  e.cases = [](DType dtype, Rng& rng) {
+    std::vector<Case> cases;
+    const std::vector<std::int64_t> modes =
+        dtype == DType::F32 ? std::vector<std::int64_t>{1, 2} : std::vector<std::int64_t>{0};
+    for (std::int64_t mode : modes)
+      for (bool with_bias : {true, false})
+        for (const auto& [x, out] : std::vector<std::pair<Shape, std::int64_t>>{{{127, 1025}, 33}, {{3, 33, 65}, 17}}) {
+          Case c = linear_case(dtype, rng, x, out, with_bias);
+          c.ints = {mode};
+          c.label += mode == 0 ? ", out F32" : mode == 1 ? ", compute BF16" : ", compute F16";
+          cases.push_back(std::move(c));
+        }
+    return cases;
+  };
+  auto spec = [](const Case& c) {
+    const std::int64_t mode = c.ints[0];
+    return linear_spec(c, mode == 1 ? DType::BF16 : mode == 2 ? DType::F16 : DType::F64);
+  };
+  e.run_outputs = [spec](const Case& c) {
+    nn::LinearOptions o;
+    if (c.ints[0] == 0) o.out_dtype = DType::F32;
+    if (c.ints[0] == 1) o.compute = MatmulCompute::BF16;
+    if (c.ints[0] == 2) o.compute = MatmulCompute::F16;
+    const Tensor out = nn::linear(c.inputs[0], c.inputs[1], bias_of(c), o);
+    return std::vector<Tensor>{normalised(out, reference_product(c.inputs[0], c.inputs[1], spec(c)), DType::F32)};
+  };
+  e.reference_outputs = [spec](const Case& c) {
+    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], spec(c)))};
+  };
+  e.reference_tolerance = f32_result_tolerance;
+  e.backend_tolerance = f32_result_tolerance;
+  return e;
+}());
+
 // Restores the process-wide TF32 switch even when a check throws.
 class Tf32Switch {
  public:
@@ -612,6 +804,41 @@ FERRITE_CONFORMANCE([] {
     return std::vector<Tensor>{zeros(reference_product(c.inputs[0], c.inputs[1], spec_of(c)).shape, DType::F64)};
   };
   // Half an ulp for the rounding, plus the F32 accumulation's own error (under 0.02 ulp).
+  e.reference_tolerance = [](DType) { return Tolerance{0, 0.52}; };
+  e.backend_tolerance = [](DType) { return Tolerance{0, 1.04}; };
+  return e;
+}());
+
+// linear's bias is added before the one rounding (PyTorch's addmm), not to a rounded product:
+// integer operands and integer biases of the product's size (to ±4096, rounded to the dtype,
+// so still integers), exact in F32 in any order, measured in ulps of the exact result as in
+// matmul_long_k. Rounding the product first and the sum again adds up to half an ulp of the
+// product, several ulps of the result where the bias cancels part of the product.
+FERRITE_CONFORMANCE([] {
+  Entry e;
+  e.op = "linear_long_k";
+  e.dtypes = {DType::F16, DType::BF16};
+  e.cases = [](DType dtype, Rng& rng) {
+    std::vector<Case> cases;
+    std::uniform_int_distribution<int> pick(-4096, 4096);
+    for (const auto& [x, out] : std::vector<std::pair<Shape, std::int64_t>>{
+             {{4, 5000}, 33}, {{2, 3, 6000}, 17}, {{16, 8192}, 40}, {{16, 65536}, 16}}) {
+      std::vector<float> bias(static_cast<std::size_t>(out));
+      for (float& b : bias) b = static_cast<float>(pick(rng));
+      cases.push_back({shape_str(x) + " x [" + std::to_string(out) + ", " + std::to_string(x.back()) +
+                           "]ᵀ + bias, integers",
+                       {small_integers(x, dtype, rng), small_integers({out, x.back()}, dtype, rng),
+                        from_vector(bias, {out}).to(dtype)}});
+    }
+    return cases;
+  };
+  e.run_outputs = [](const Case& c) {
+    const Tensor out = nn::linear(c.inputs[0], c.inputs[1], c.inputs[2]);
+    return std::vector<Tensor>{error_in_ulps(out, reference_product(c.inputs[0], c.inputs[1], linear_spec(c)))};
+  };
+  e.reference_outputs = [](const Case& c) {
+    return std::vector<Tensor>{zeros(reference_product(c.inputs[0], c.inputs[1], linear_spec(c)).shape, DType::F64)};
+  };
   e.reference_tolerance = [](DType) { return Tolerance{0, 0.52}; };
   e.backend_tolerance = [](DType) { return Tolerance{0, 1.04}; };
   return e;

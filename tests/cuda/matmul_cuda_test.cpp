@@ -1,6 +1,6 @@
 // Matrix products on the GPU beyond the conformance suite: host threads building and sharing
-// cached cuBLASLt plans at once, products on a second stream (its own workspace), and
-// operands on different devices. Inputs are small integers, so every product below is
+// cached cuBLASLt plans at once (also a bias-epilogue plan with a bias per thread), products
+// on a second stream (its own workspace), and operands on different devices. Inputs are small integers, so every product below is
 // exact in F32 (and in TF32, which holds integers up to 2048) and results are compared
 // with the CPU backend bit for bit.
 #include <gtest/gtest.h>
@@ -48,6 +48,32 @@ TEST(CudaMatmul, HostThreadsShareThePlanCache) {
           if (product_bytes(c, d, {}, Device::cuda(0)) != product_bytes(c, d, {}, Device::cpu()))
             failures[static_cast<std::size_t>(t)] += "common shape differs; ";
         }
+      } catch (const std::exception& e) {
+        failures[static_cast<std::size_t>(t)] += e.what();
+      }
+    });
+  }
+  for (auto& th : threads) th.join();
+  for (int t = 0; t < 8; ++t) EXPECT_EQ(failures[static_cast<std::size_t>(t)], "") << "thread " << t;
+}
+
+TEST(CudaMatmul, HostThreadsShareABiasPlan) {
+  // nn::linear's bias pointer is set on the shared cuBLASLt plan per call (under the plan's
+  // mutex): eight threads on one shape, so one plan, each with a bias of its own, must each
+  // get their own bias added, round after round. 33 out features: rows off the 16-byte grid.
+  const Tensor x = small_integers({2, 65, 96}, 11), w = small_integers({33, 96}, 12);
+  std::vector<std::thread> threads;
+  std::vector<std::string> failures(8);
+  for (int t = 0; t < 8; ++t) {
+    threads.emplace_back([t, &x, &w, &failures] {
+      try {
+        const Tensor bias = small_integers({33}, 200 + static_cast<unsigned>(t));
+        const std::vector<std::uint8_t> expected = nn::linear(x, w, bias).to_bytes();
+        const Device gpu = Device::cuda(0);
+        const Tensor gx = x.to(gpu), gw = w.to(gpu), gbias = bias.to(gpu);
+        for (int round = 0; round < 16; ++round)
+          if (nn::linear(gx, gw, gbias).to_bytes() != expected)
+            failures[static_cast<std::size_t>(t)] += "round " + std::to_string(round) + " differs; ";
       } catch (const std::exception& e) {
         failures[static_cast<std::size_t>(t)] += e.what();
       }

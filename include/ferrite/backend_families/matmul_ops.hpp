@@ -56,6 +56,17 @@ class MatmulOps {
   /// Runs `desc` on a, b and c (all on this backend's device; c already allocated).
   /// k == 0 gives C = beta * C (zeros when beta == 0); m, n or batch 0 do nothing.
   virtual void gemm(const GemmDesc& desc, const Buffer& a, const Buffer& b, const Buffer& c) = 0;
+  /// gemm plus a bias (nn::linear, torch.addmm): C = op(A)·op(B) + bias, where `bias` holds n
+  /// elements (its own dtype: the operands' before any compute rounding) added to every row of
+  /// every C matrix in the accumulation precision, then rounded once to desc.output. desc has
+  /// alpha = 1, beta = 0 and m, n, k, batch all >= 1; bias is 16-byte aligned.
+  /// Returns false, having enqueued nothing, when this backend has no fused form for `desc`:
+  /// the front end then fills C with the broadcast bias and runs gemm() with beta = 1, which
+  /// gives the same single rounding in two passes. The default fuses nothing.
+  virtual bool gemm_bias(const GemmDesc& /*desc*/, const Buffer& /*a*/, const Buffer& /*b*/,
+                         const Buffer& /*bias*/, const Buffer& /*c*/) {
+    return false;
+  }
 };
 
 }  // namespace ferrite

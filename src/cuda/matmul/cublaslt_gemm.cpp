@@ -1,5 +1,5 @@
 // strided_gemm: cuBLASLt with a cached plan per (device, shape, dtypes, transposes, batch
-// layout, pointer alignment), cuBLAS where cuBLASLt offers no algorithm.
+// layout, pointer alignment, bias epilogue), cuBLAS where cuBLASLt offers no algorithm.
 //
 // Row-major to column-major: a row-major [m, n] C is the column-major n x m matrix Cᵀ, and
 // Cᵀ = Bᵀ·Aᵀ. So cuBLASLt's first operand is our B and its second our A, each with the
@@ -12,6 +12,15 @@
 // timed once on the caller's own operands and the fastest is kept. The heuristic's first
 // choice is only an estimate, and for 8192³ BF16 it ran 5-8% below what PyTorch's call got;
 // the one-time cost is a few milliseconds and a host wait on that first call.
+//
+// Bias (nn::linear): a plan for C = A·B + bias uses cuBLASLt's BIAS epilogue, which adds the
+// bias vector along the column-major rows of Cᵀ, i.e. to every row of our row-major C, in the
+// compute type before C's one rounding (as PyTorch's addmm). Whether a plan has the epilogue,
+// and the bias dtype, are part of its key; the bias pointer is a descriptor attribute too, but
+// it changes per call while the plan is shared between threads, so each call sets it and
+// launches under the plan's own mutex (cublasLtMatmul reads the descriptor on the host, at
+// launch). Where cuBLASLt has no algorithm with the epilogue, nothing runs and the caller adds
+// the bias another way (never through the cuBLAS fallback, which has no epilogue).
 //
 // Precision: F16/BF16 outputs accumulate in F32 up to the final rounding. Split-K schemes
 // that add partial sums in the output type (INPLACE, OUTPUT_TYPE) are excluded for them:
@@ -76,6 +85,8 @@ struct PlanKey {
   std::int64_t m, n, k, batch, stride_a, stride_b, stride_c;
   std::uint32_t align_a, align_b, align_c;
   bool tuned;  // the algorithm is chosen by timing (large product, beta = 0)
+  bool bias;   // CUBLASLT_EPILOGUE_BIAS
+  DType bias_dtype;  // F32 when there is no bias
   bool operator==(const PlanKey&) const = default;
 };
 
@@ -90,7 +101,7 @@ struct PlanKeyHash {
     for (std::int64_t v : {key.m, key.n, key.k, key.batch, key.stride_a, key.stride_b, key.stride_c})
       mix(static_cast<std::uint64_t>(v));
     mix(key.align_a | std::uint64_t(key.align_b) << 16 | std::uint64_t(key.align_c) << 32 |
-        std::uint64_t(key.tuned) << 48);
+        std::uint64_t(key.tuned) << 48 | std::uint64_t(key.bias) << 49 | std::uint64_t(key.bias_dtype) << 56);
     return h;
   }
 };
@@ -112,7 +123,9 @@ struct Plan {
   cublasLtMatmulDesc_t op = nullptr;
   cublasLtMatrixLayout_t first = nullptr, second = nullptr, out = nullptr;
   cublasLtMatmulAlgo_t algo{};
-  bool lt = false;  // false: cuBLASLt has no algorithm for this case; cuBLAS runs it
+  bool lt = false;  // false: cuBLASLt has no algorithm for this case; cuBLAS runs it (no bias)
+  // Bias plans: held while the call's bias pointer is set on `op` and the product launched.
+  mutable std::mutex bias_mutex;
 
   Plan() = default;
   Plan(const Plan&) = delete;
@@ -152,12 +165,15 @@ bool force_cublas() {
 }
 
 void log_plan(const PlanKey& key, const Plan& plan, const cublasLtMatmulHeuristicResult_t& result) {
-  std::fprintf(stderr, "ferrite gemm plan cuda:%d %s->%s compute %d m=%lld n=%lld k=%lld batch=%lld ta=%d tb=%d: ",
+  std::fprintf(stderr,
+               "ferrite gemm plan cuda:%d %s->%s compute %d m=%lld n=%lld k=%lld batch=%lld ta=%d tb=%d bias %s: ",
                key.device, dtype_name(key.input).data(), dtype_name(key.output).data(), static_cast<int>(key.compute),
                static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
-               static_cast<long long>(key.batch), key.transpose_a, key.transpose_b);
+               static_cast<long long>(key.batch), key.transpose_a, key.transpose_b,
+               key.bias ? dtype_name(key.bias_dtype).data() : "none");
   if (!plan.lt) {
-    std::fprintf(stderr, "no cuBLASLt algorithm, cuBLAS fallback\n");
+    std::fprintf(stderr, key.bias ? "no cuBLASLt algorithm with the bias epilogue, bias added separately\n"
+                                  : "no cuBLASLt algorithm, cuBLAS fallback\n");
     return;
   }
   auto config = [&](cublasLtMatmulAlgoConfigAttributes_t attribute) {
@@ -246,6 +262,18 @@ std::unique_ptr<Plan> make_plan(DeviceContext& ctx, const PlanKey& key, const St
       cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSA, &op_first, sizeof op_first));
   FERRITE_CUBLAS_CHECK(
       cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_TRANSB, &op_second, sizeof op_second));
+  if (key.bias) {
+    // The pointer is the first caller's, for the heuristic and the timed candidates below;
+    // every call sets its own (strided_gemm).
+    const cublasLtEpilogue_t epilogue = CUBLASLT_EPILOGUE_BIAS;
+    const auto bias_type = static_cast<std::int32_t>(cuda_type(key.bias_dtype));
+    FERRITE_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_EPILOGUE, &epilogue, sizeof epilogue));
+    FERRITE_CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, &bias_type,
+                                                        sizeof bias_type));
+    FERRITE_CUBLAS_CHECK(
+        cublasLtMatmulDescSetAttribute(plan->op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias));
+  }
   plan->first = make_layout(cuda_type(g.input), first_operand(g), g.batch, g.stride_b);
   plan->second = make_layout(cuda_type(g.input), second_operand(g), g.batch, g.stride_a);
   plan->out = make_layout(cuda_type(g.output), ColumnMajor{g.n, g.m, g.n}, g.batch, g.stride_c);
@@ -279,7 +307,10 @@ std::unique_ptr<Plan> make_plan(DeviceContext& ctx, const PlanKey& key, const St
     plan->algo = results[chosen].algo;
     plan->lt = true;
     if (log_plans()) log_plan(key, *plan, results[chosen]);
-  } else if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED) {
+  } else if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED && !key.bias) {
+    // A bias plan is never an error here: a library that rejects an epilogue or bias-type
+    // combination (INVALID_VALUE rather than NOT_SUPPORTED) leaves the caller's unfused path,
+    // which computes the same values.
     throw_cublas_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
   } else if (log_plans()) {
     log_plan(key, *plan, results[0]);
@@ -345,7 +376,7 @@ bool tuned_choice(const StridedGemm& g, cudaStream_t stream) {
 
 }  // namespace
 
-void strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g) {
+bool strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g) {
   std::size_t workspace_bytes = 0;
   void* workspace = blas_workspace(ctx, stream, &workspace_bytes);
   const bool one = g.batch == 1;
@@ -365,17 +396,31 @@ void strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g)
                     alignment(g.a, g.batch, g.stride_a, g.input),
                     alignment(g.b, g.batch, g.stride_b, g.input),
                     alignment(g.c, g.batch, g.stride_c, g.output),
-                    tuned_choice(g, stream)};
+                    tuned_choice(g, stream),
+                    g.bias != nullptr,
+                    g.bias != nullptr ? g.bias_dtype : DType::F32};
   const Plan& plan = plan_cache().get(ctx, key, g, workspace, workspace_bytes, stream);
   Scales scales;
   set_scales(scales, g);
   if (!plan.lt) {
+    if (key.bias) return false;
     cublas_fallback(ctx, stream, g, key.compute, scales.alpha, scales.beta, workspace, workspace_bytes);
-    return;
+    return true;
   }
-  FERRITE_CUBLAS_CHECK(cublasLtMatmul(ctx.cublas_lt(), plan.op, scales.alpha, g.b, plan.first, g.a, plan.second,
-                                      scales.beta, g.c, plan.out, g.c, plan.out, &plan.algo, workspace,
-                                      workspace_bytes, stream));
+  auto launch = [&] {
+    FERRITE_CUBLAS_CHECK(cublasLtMatmul(ctx.cublas_lt(), plan.op, scales.alpha, g.b, plan.first, g.a, plan.second,
+                                        scales.beta, g.c, plan.out, g.c, plan.out, &plan.algo, workspace,
+                                        workspace_bytes, stream));
+  };
+  if (!key.bias) {
+    launch();
+    return true;
+  }
+  std::lock_guard<std::mutex> lock(plan.bias_mutex);
+  FERRITE_CUBLAS_CHECK(
+      cublasLtMatmulDescSetAttribute(plan.op, CUBLASLT_MATMUL_DESC_BIAS_POINTER, &g.bias, sizeof g.bias));
+  launch();
+  return true;
 }
 
 }  // namespace ferrite::cuda

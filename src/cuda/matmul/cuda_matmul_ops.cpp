@@ -3,7 +3,9 @@
 // inside cuBLASLt, with a zero stride for an operand broadcast along it, and the outer
 // dims (only left after merging when both operands broadcast, as in
 // [b1, 1, m, k] x [1, b2, k, n]) are a host loop over pointer offsets. Nothing is copied.
+// nn::linear's bias rides in the same GEMM through cuBLASLt's bias epilogue (gemm_bias).
 #include <climits>
+#include <cstdint>
 
 #include "core/op_support.hpp"
 #include "cuda/cuda_families.hpp"
@@ -13,6 +15,22 @@
 
 namespace ferrite::cuda {
 namespace {
+
+// The part of a StridedGemm that is the same for every batch element.
+StridedGemm unbatched(const GemmDesc& d) {
+  StridedGemm g;
+  g.input = d.input;
+  g.output = d.output;
+  g.m = d.m;
+  g.n = d.n;
+  g.k = d.k;
+  g.transpose_a = d.transpose_a;
+  g.transpose_b = d.transpose_b;
+  g.allow_tf32 = d.allow_tf32;
+  g.alpha = d.alpha;
+  g.beta = d.beta;
+  return g;
+}
 
 class CudaMatmulOps final : public MatmulOps {
  public:
@@ -30,17 +48,7 @@ class CudaMatmulOps final : public MatmulOps {
       return;
     }
 
-    StridedGemm g;
-    g.input = d.input;
-    g.output = d.output;
-    g.m = d.m;
-    g.n = d.n;
-    g.k = d.k;
-    g.transpose_a = d.transpose_a;
-    g.transpose_b = d.transpose_b;
-    g.allow_tf32 = d.allow_tf32;
-    g.alpha = d.alpha;
-    g.beta = d.beta;
+    StridedGemm g = unbatched(d);
     const int inner = d.batch_rank - 1;
     if (inner >= 0) {
       const auto u = static_cast<std::size_t>(inner);
@@ -71,6 +79,27 @@ class CudaMatmulOps final : public MatmulOps {
       g.c = c_base + off_c * static_cast<std::int64_t>(out_size);
       strided_gemm(ctx, stream, g);
     }
+  }
+
+  // The bias fused into one cuBLASLt call (nn::linear, whose batch the front end always folds
+  // into m). Not fused, so left to the front end's bias-filled output and beta = 1: batched
+  // products, F64 (compute-bound on the GPU, where a separate pass over C costs little; it
+  // also keeps that path exercised on every GPU), and whatever cuBLASLt has no epilogue
+  // algorithm for (strided_gemm returns false before launching anything).
+  bool gemm_bias(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer& bias, const Buffer& c) override {
+    if (d.batch_rank != 0 || d.input == DType::F64 || d.alpha != 1 || d.beta != 0 || d.m == 0 || d.n == 0 ||
+        d.k == 0 || reinterpret_cast<std::uintptr_t>(bias.data()) % 16 != 0)
+      return false;
+    const int device = c.device().index;
+    DeviceGuard guard(device);
+    DeviceContext& ctx = DeviceContext::get(device);
+    StridedGemm g = unbatched(d);
+    g.a = a.data();
+    g.b = b.data();
+    g.c = c.data();
+    g.bias = bias.data();
+    g.bias_dtype = bias.dtype();
+    return strided_gemm(ctx, ctx.current_stream(), g);
   }
 };
 

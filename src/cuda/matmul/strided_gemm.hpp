@@ -22,10 +22,18 @@ struct StridedGemm {
   const void* b = nullptr;
   void* c = nullptr;
   double alpha = 1, beta = 0;
+  /// Optional: n elements of bias_dtype added to every row of C in the compute type before
+  /// C's rounding (cuBLASLt's bias epilogue). Only with alpha = 1, beta = 0, batch = 1, and a
+  /// 16-byte aligned pointer.
+  const void* bias = nullptr;
+  DType bias_dtype = DType::F32;
 };
 
-/// Enqueues C = alpha * op(A) * op(B) + beta * C for every batch element on `stream`.
+/// Enqueues C = alpha * op(A) * op(B) + beta * C (+ bias) for every batch element on `stream`.
 /// No host synchronisation; the plan (descriptors and algorithm) is cached per shape.
-void strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g);
+/// Returns false, having enqueued nothing, when a bias was asked for and cuBLASLt offers no
+/// algorithm with the bias epilogue for this problem (the caller adds the bias another way);
+/// true otherwise.
+bool strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g);
 
 }  // namespace ferrite::cuda
