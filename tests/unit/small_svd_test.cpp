@@ -3,8 +3,9 @@
 // with 32 lanes emulated by threads (shuffles, votes and syncs through a barrier): the
 // residual U·diag(S)·Vh = A, orthonormal U (thin and full) and Vh, descending singular values
 // against a long-double Jacobi reference, zero and repeated singular values, 1×1, scaling of
-// tiny and huge entries, the values-only path and bitwise determinism. The conformance entry
-// linalg.svd runs the kernel itself on a GPU against the CPU backend.
+// tiny and huge entries, row-graded input, Inf/NaN input, the values-only path and bitwise
+// determinism. The conformance entry linalg.svd runs the kernel itself on a GPU against the
+// CPU backend.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -255,6 +256,23 @@ TEST(SmallSvd, GradedRows) {
     for (int i = 0; i < 32; ++i) a[i + j * 32] = static_cast<float>(a[i + j * 32] * std::pow(10.0, -(i % 8)));
   check<float>(a, 32, 32, true, "graded rows");
   check<double>(a, 32, 32, true, "graded rows");
+}
+
+TEST(SmallSvd, NonFiniteInput) {
+  // Inf/NaN anywhere: info = n + 1 and finite outputs (solved as the zero matrix), both paths.
+  for (double bad : {std::nan(""), HUGE_VAL, -HUGE_VAL}) {
+    std::mt19937_64 rng(6);
+    std::vector<double> a = random_matrix(7, 5, rng);
+    a[3 + 2 * 7] = bad;
+    const std::vector<float> af(a.begin(), a.end());
+    const Result<float> r = run<float>(af, 7, 5, true);
+    EXPECT_EQ(r.info, 6);
+    EXPECT_EQ(r.info_only, 6);
+    for (float x : r.s) EXPECT_EQ(x, 0.0f);
+    for (float x : r.u) EXPECT_TRUE(std::isfinite(x));
+    const std::vector<double> ad(a.begin(), a.end());
+    EXPECT_EQ(run<double>(ad, 7, 5, false).info, 6);
+  }
 }
 
 TEST(SmallSvd, Deterministic) {

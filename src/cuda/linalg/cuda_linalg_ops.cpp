@@ -256,15 +256,18 @@ class CudaLinalgOps final : public LinalgOps {
            const Buffer& s, const Buffer& vh, const Buffer& info) override {
     Call c(a);
     const std::int64_t m = d.m, n = d.n, ucols = full ? m : n;
-    lk::nonfinite_info(a.data(), d.dtype, d.batch, m, n, info.data_as<int>(), static_cast<int>(n + 1), c.stream);
-    Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
     const bool real = d.dtype == DType::F32 || d.dtype == DType::F64;
     if (!accurate && real && m <= lk::kSmallSvdLargest) {
       // Own kernel (small_svd.cu): one warp per matrix, one launch, no workspace; single
-      // small matrices too (one gesvdj call costs several launches).
+      // small matrices too (one gesvdj call costs several launches). It flags Inf/NaN input
+      // itself (info = n + 1, solved as zeros) and writes the final info.
       lk::small_svd(a.data(), d.dtype, d.batch, m, n, full, vectors, vectors ? u.data() : nullptr, s.data(),
-                    vectors ? vh.data() : nullptr, solver_info.get<int>(), c.stream);
-    } else if (!accurate && d.batch > 1 && m <= 32) {
+                    vectors ? vh.data() : nullptr, info.data_as<int>(), c.stream);
+      return;
+    }
+    lk::nonfinite_info(a.data(), d.dtype, d.batch, m, n, info.data_as<int>(), static_cast<int>(n + 1), c.stream);
+    Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
+    if (!accurate && d.batch > 1 && m <= 32) {
       svd_jacobi_batched(c, d, a, full, vectors, u, s, vh, solver_info.get<int>());
     } else if (!accurate) {
       svd_jacobi(c, d, a, full, vectors, u, s, vh, solver_info.get<int>());

@@ -55,7 +55,8 @@ void small_eig(const void* a, DType dtype, std::int64_t batch, std::int64_t n, b
 /// (small_svd.cu: one warp per matrix, one-sided Jacobi in shared memory, small_svd.hpp; a
 /// is read only): s [batch, n] descending; with `vectors`, u [batch] m×ucols (ucols = m when
 /// `full`, else n) and vh [batch] n×n (Vᴴ), column-major. info[b] = 0, or n + 1 when the
-/// sweeps did not converge (outputs then unspecified). Deterministic; no scratch.
+/// matrix holds Inf/NaN or the sweeps did not converge (outputs then unspecified; no
+/// iteration ever runs on NaN). Deterministic; no scratch.
 constexpr std::int64_t kSmallSvdLargest = 32;  // = small_svd::kLargest
 void small_svd(const void* a, DType dtype, std::int64_t batch, std::int64_t m, std::int64_t n, bool full, bool vectors,
                void* u, void* s, void* vh, int* info, cudaStream_t stream);

@@ -74,6 +74,12 @@ FERRITE_SVD_HD inline int ilog(double x) { return ilogb(x); }
 FERRITE_SVD_HD inline float scale2(float x, int e) { return scalbnf(x, e); }
 FERRITE_SVD_HD inline double scale2(double x, int e) { return scalbn(x, e); }
 
+// x - x is 0 for finite x, NaN for ±Inf and NaN (no isfinite overload set needed).
+template <class T>
+FERRITE_SVD_HD inline bool finite(T x) {
+  return x - x == 0;
+}
+
 // Offset of (column pos, row) in a tile.
 template <class T>
 FERRITE_SVD_HD inline int at(int pos, int row) {
@@ -164,7 +170,8 @@ FERRITE_SVD_HD inline T warp_sum(Warp& w, T x) {
 /// tile columns; those beyond n are zero and never rotate); each pair has LPP = 32/NP lanes
 /// holding R = 32/LPP rows of A and RV rows of V (N×N). a: m×n column-major (read only);
 /// s[n] descending; with `vectors`, u m×ucols (ucols = m if `full` else n) and vh n×n (Vᴴ),
-/// column-major; *info = 0, or n + 1 when the sweeps did not converge (outputs then
+/// column-major; *info = 0, or n + 1 for input holding Inf/NaN (then solved as the zero
+/// matrix, so no iteration runs on NaN) or when the sweeps did not converge (outputs then
 /// unspecified). as, vs: tiles of kTileElements (16-byte aligned), perm: 32 ints, all shared
 /// by the warp's lanes.
 template <class T, int NP, class Warp>
@@ -180,16 +187,20 @@ FERRITE_SVD_HD void solve(Warp& w, const T* a, int m, int n, bool full, bool vec
   // ---- load (lane = row), V = I; scaled by a power of two (exact) to max |a| in [1, 2), so
   // that no square over- or underflows for ordinary magnitudes.
   T amax = 0;
+  bool all_finite = true;
   for (int pos = 0; pos < N; ++pos) {
     const T x = pos < n && lane < m ? a[lane + pos * m] : T(0);
     as[at<T>(pos, lane)] = x;
     vs[at<T>(pos, lane)] = pos == lane ? T(1) : T(0);
     amax = fmax(amax, fabs(x));
+    all_finite = all_finite && finite(x);
   }
   FERRITE_SVD_UNROLL
   for (int off = 16; off > 0; off >>= 1) amax = fmax(amax, w.shfl_xor(amax, off));
-  const int e = amax > 0 ? ilog(amax) : 0;
-  for (int pos = 0; pos < N; ++pos) as[at<T>(pos, lane)] = scale2(as[at<T>(pos, lane)], -e);
+  const bool nonfinite = w.any(!all_finite);
+  const int e = amax > 0 && !nonfinite ? ilog(amax) : 0;
+  for (int pos = 0; pos < N; ++pos)
+    as[at<T>(pos, lane)] = nonfinite ? T(0) : scale2(as[at<T>(pos, lane)], -e);
   w.sync();
 
   // ---- sweeps
@@ -261,7 +272,7 @@ FERRITE_SVD_HD void solve(Warp& w, const T* a, int m, int n, bool full, bool vec
     s[rank] = scale2(sigma, e);
   }
   const unsigned good = w.ballot(lane < n && norm2 >= tiny);
-  if (lane == 0) *info = converged ? 0 : n + 1;
+  if (lane == 0) *info = converged && !nonfinite ? 0 : n + 1;
   w.sync();
   if (!vectors) return;
   // U's columns a_j / σ_j (lane = row; rows >= m stay zero); those of (near) zero columns
