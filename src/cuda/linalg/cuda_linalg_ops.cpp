@@ -374,7 +374,8 @@ class CudaLinalgOps final : public LinalgOps {
     if (vectors) lk::adjoint(v_full.get(), vh.data(), d.dtype, d.batch, n, c.stream);
   }
 
-  // Batches of matrices up to 32×32: one gesvdjBatched call (Jacobi, all matrices at once).
+  // Complex batches of matrices up to 32×32: one gesvdjBatched call (Jacobi, all matrices at
+  // once; real ones take the own kernel).
   // It always returns the full U (m×m) and V (n×n): thin U keeps the first n columns and
   // Vh = Vᴴ is written by a kernel.
   void svd_jacobi_batched(Call& c, const LinalgDims& d, const Buffer& a, bool full, bool vectors, const Buffer& u,
