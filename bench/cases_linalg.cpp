@@ -57,9 +57,12 @@ void linalg_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
     cases.push_back({"linalg_eig_batched_f32_" + std::to_string(n), square_text(batch / scale, n), 0,
                      [=] { (void)linalg::eig(*a); }, true, flops(batch / scale, n, 25)});
   }
-  auto s = ctx.random({1024 / scale, 32, 32}, DType::F32, 35);
-  cases.push_back({"linalg_svd_batched_f32_32", square_text(1024 / scale, 32), 0, [=] { (void)linalg::svd(*s); }, true,
-                   flops(1024 / scale, 32, 22)});
+  for (DType dtype : {DType::F32, DType::F64}) {
+    const std::string suffix = dtype == DType::F32 ? "f32" : "f64";
+    auto s = ctx.random({1024 / scale, 32, 32}, dtype, 35);
+    cases.push_back({"linalg_svd_batched_" + suffix + "_32", square_text(1024 / scale, 32), 0,
+                     [=] { (void)linalg::svd(*s); }, true, flops(1024 / scale, 32, 22)});
+  }
 }
 
 FERRITE_BENCH_CASES("linalg", linalg_cases);

@@ -19,6 +19,7 @@ TARGETS["linalg_eigh_batched_f64_64"] = _at_least(10.0)
 TARGETS["linalg_eig_batched_f32_3"] = _at_least(10.0)
 TARGETS["linalg_eig_batched_f32_16"] = _at_least(10.0)
 TARGETS["linalg_svd_batched_f32_32"] = _at_least(2.0)
+TARGETS["linalg_svd_batched_f64_32"] = _at_least(2.0)
 
 
 def _flops(batch, n, factor):
@@ -64,6 +65,8 @@ def cases(quick):
         a = rand(batch // scale, n, n)
         out.append(Case(f"linalg_eig_batched_f32_{n}", lambda a=a: torch.linalg.eig(a), 0.0,
                         _flops(batch // scale, n, 25), True))
-    s = rand(1024 // scale, 32, 32)
-    out.append(Case("linalg_svd_batched_f32_32", lambda s=s: torch.linalg.svd(s), 0.0, _flops(1024 // scale, 32, 22), True))
+    for dtype, suffix in ((torch.float32, "f32"), (torch.float64, "f64")):
+        s = rand(1024 // scale, 32, 32, dtype=dtype)
+        out.append(Case(f"linalg_svd_batched_{suffix}_32", lambda s=s: torch.linalg.svd(s), 0.0,
+                        _flops(1024 // scale, 32, 22), True))
     return out

@@ -107,12 +107,15 @@ Tensor residual_tensor(const std::vector<double>& r, Device device) {
 
 // ---- inputs ----
 
-enum class Kind { General, Shifted, Spd, SpdLower, SpdUpper, HermitianLower, HermitianUpper };
+enum class Kind { General, Shifted, Spd, SpdLower, SpdUpper, HermitianLower, HermitianUpper, RankDeficient };
 
 // Matrices [batch..., m, n] built on the host: uniform in [-1, 1] (complex parts too),
 // shifted by 2√n·I (well-conditioned, still pivoting), B·Bᴴ + n·I (positive-definite; with
 // SpdLower/SpdUpper only that triangle, garbage in the other one, which cholesky must never
 // read), or one Hermitian triangle with garbage in the other (eigh must never read it).
+// RankDeficient cycles through four singular matrices along the batch: a zero first column
+// and the last column a copy of the second, the zero matrix, diag(B, B) (every singular
+// value of B twice; the identity where B would be empty) and a rank-one x·yᵀ.
 Tensor make(const Shape& batch, std::int64_t m, std::int64_t n, DType dt, Rng& rng, Kind kind) {
   std::uniform_real_distribution<double> dist(-1, 1);
   const bool cplx = is_complex(dt);
@@ -130,6 +133,30 @@ Tensor make(const Shape& batch, std::int64_t m, std::int64_t n, DType dt, Rng& r
         for (std::int64_t j = 0; j < n; ++j)
           if ((kind == Kind::SpdLower && i < j) || (kind == Kind::SpdUpper && i > j))
             a(i, j) = C(3 * dist(rng), cplx ? 3 * dist(rng) : 0.0);
+    }
+    if (kind == Kind::RankDeficient) {
+      const HMat g = a;
+      const std::int64_t mh = m / 2, nh = n / 2;
+      for (auto& x : a.v) x = 0;
+      switch (b % 4) {
+        case 0:
+          a = g;
+          for (std::int64_t i = 0; i < m; ++i) {
+            a(i, 0) = 0;
+            if (n > 2) a(i, n - 1) = a(i, 1);
+          }
+          break;
+        case 1: break;
+        case 2:
+          for (std::int64_t i = 0; i < mh; ++i)
+            for (std::int64_t j = 0; j < nh; ++j) a(i, j) = a(mh + i, nh + j) = g(i, j);
+          if (mh == 0 || nh == 0)
+            for (std::int64_t i = 0; i < std::min(m, n); ++i) a(i, i) = 1;
+          break;
+        default:
+          for (std::int64_t i = 0; i < m; ++i)
+            for (std::int64_t j = 0; j < n; ++j) a(i, j) = g(i, 0) * g(0, j);
+      }
     }
     if (kind == Kind::HermitianLower || kind == Kind::HermitianUpper)
       for (std::int64_t i = 0; i < n; ++i) a(i, i) = std::real(a(i, i));
@@ -622,6 +649,24 @@ Entry svd_entry() {
                          {make(s.batch, s.m, s.n, dt, rng, Kind::General)}, {full}});
     cases.push_back({"[64] 32x32 full", {make({64}, 32, 32, dt, rng, Kind::General)}, {1}});
     cases.push_back({"[64] 20x9 reduced", {make({64}, 20, 9, dt, rng, Kind::General)}, {0}});
+    // Batches up to 32×32 (real: the CUDA backend's own Jacobi kernel; complex: gesvdjBatched):
+    // tall, wide, one row or column, 1×1.
+    for (const RectShape& r : std::vector<RectShape>{{{16}, 32, 17}, {{16}, 17, 32}, {{8}, 32, 1}, {{8}, 1, 32},
+                                                     {{16}, 1, 1}, {{16}, 2, 2}, {{3}, 31, 31}})
+      for (int full = 0; full < 2; ++full)
+        cases.push_back({shape_str(r.batch) + " " + std::to_string(r.m) + "x" + std::to_string(r.n) +
+                             (full ? " full" : " reduced"),
+                         {make(r.batch, r.m, r.n, dt, rng, Kind::General)}, {full}});
+    // Singular matrices (zero and repeated singular values): U must still be orthonormal,
+    // completed where a column has no direction of its own. Real dtypes: the CUDA backend's
+    // own kernel (complex keeps cuSOLVER's gesvdjBatched).
+    if (!is_complex(dt))
+      for (const RectShape& r : std::vector<RectShape>{{{8}, 6, 4}, {{8}, 32, 32}, {{8}, 32, 7}, {{8}, 5, 9},
+                                                       {{8}, 1, 1}, {{4}, 2, 2}})
+        for (int full = 0; full < 2; ++full)
+          cases.push_back({shape_str(r.batch) + " " + std::to_string(r.m) + "x" + std::to_string(r.n) +
+                               (full ? " full" : " reduced") + " rank-deficient",
+                           {make(r.batch, r.m, r.n, dt, rng, Kind::RankDeficient)}, {full}});
     return cases;
   };
   e.run_outputs = run_svd;
@@ -632,7 +677,11 @@ Entry svd_entry() {
                                   {"NaN batched small", [dt](Device d) {
                                      linalg::svdvals(stack({eye(4, 4, dt), nan_matrix(dt, 4, 3, 3)}, 0).to(d));
                                    },
-                                   ErrorKind::Numerical, "svdvals: the algorithm did not converge for batch 1"}};
+                                   ErrorKind::Numerical, "svdvals: the algorithm did not converge for batch 1"},
+                                  {"NaN batched 32x32", [dt](Device d) {
+                                     linalg::svd(stack({eye(32, 32, dt), nan_matrix(dt, 32, 5, 7), eye(32, 32, dt)}, 0).to(d));
+                                   },
+                                   ErrorKind::Numerical, "svd: the algorithm did not converge for batch 1"}};
   };
   return e;
 }

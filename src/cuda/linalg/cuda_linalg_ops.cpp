@@ -1,6 +1,7 @@
 // The CUDA backend's linear algebra: cuSOLVER's 64-bit generic API (cusolverDnX*) one matrix
 // per call for factorisations and large problems, XsyevBatched for batches of eigh,
-// gesvdjBatched for batches of small SVDs, and an own kernel for eig up to 32×32.
+// gesvdjBatched for batches of small complex SVDs, and own kernels for real SVDs and eig up
+// to 32×32.
 // Workspaces come from the device's stream-ordered pool and are released right after the
 // calls are queued (stream order keeps them alive).
 // Nothing here synchronises: per-matrix info values go to device memory, are combined by
@@ -246,13 +247,24 @@ class CudaLinalgOps final : public LinalgOps {
     lk::merge_info(info.data_as<int>(), solver_info.get<int>(), d.batch, c.stream);
   }
 
-  // Drivers as PyTorch picks them by default: gesvdjBatched for batches up to 32×32, else
-  // gesvdj (Jacobi, one call per matrix; 2-3× faster than gesvd at 1024²). `accurate`
-  // (the front end's rerun after a non-convergence) takes gesvd, QR iteration.
+  // Real matrices up to 32×32 (any batch): the own one-sided Jacobi kernel (small_svd.cu;
+  // 1024 × [32, 32] F32 took 1.1 ms in gesvdjBatched). Otherwise the drivers as PyTorch
+  // picks them by default: gesvdjBatched for complex batches up to 32×32, else gesvdj
+  // (Jacobi, one call per matrix; 2-3× faster than gesvd at 1024²). `accurate` (the front
+  // end's rerun after a non-convergence) takes gesvd, QR iteration.
   void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, bool accurate, const Buffer& u,
            const Buffer& s, const Buffer& vh, const Buffer& info) override {
     Call c(a);
     const std::int64_t m = d.m, n = d.n, ucols = full ? m : n;
+    const bool real = d.dtype == DType::F32 || d.dtype == DType::F64;
+    if (!accurate && real && m <= lk::kSmallSvdLargest) {
+      // Own kernel (small_svd.cu): one warp per matrix, one launch, no workspace; single
+      // small matrices too (one gesvdj call costs several launches). It flags Inf/NaN input
+      // itself (info = n + 1, solved as zeros) and writes the final info.
+      lk::small_svd(a.data(), d.dtype, d.batch, m, n, full, vectors, vectors ? u.data() : nullptr, s.data(),
+                    vectors ? vh.data() : nullptr, info.data_as<int>(), c.stream);
+      return;
+    }
     lk::nonfinite_info(a.data(), d.dtype, d.batch, m, n, info.data_as<int>(), static_cast<int>(n + 1), c.stream);
     Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
     if (!accurate && d.batch > 1 && m <= 32) {
@@ -362,7 +374,8 @@ class CudaLinalgOps final : public LinalgOps {
     if (vectors) lk::adjoint(v_full.get(), vh.data(), d.dtype, d.batch, n, c.stream);
   }
 
-  // Batches of matrices up to 32×32: one gesvdjBatched call (Jacobi, all matrices at once).
+  // Complex batches of matrices up to 32×32: one gesvdjBatched call (Jacobi, all matrices at
+  // once; real ones take the own kernel).
   // It always returns the full U (m×m) and V (n×n): thin U keeps the first n columns and
   // Vh = Vᴴ is written by a kernel.
   void svd_jacobi_batched(Call& c, const LinalgDims& d, const Buffer& a, bool full, bool vectors, const Buffer& u,

@@ -51,6 +51,15 @@ void real_to_complex(const void* in, void* out, DType real, std::int64_t count, 
 std::size_t small_eig_scratch_bytes(std::int64_t batch, std::int64_t n);
 void small_eig(const void* a, DType dtype, std::int64_t batch, std::int64_t n, bool vectors, void* w, void* v,
                int* info, void* scratch, cudaStream_t stream);
+/// SVD of a batch of m×n column-major real matrices (F32/F64), 1 <= n <= m <= 32
+/// (small_svd.cu: one warp per matrix, one-sided Jacobi in shared memory, small_svd.hpp; a
+/// is read only): s [batch, n] descending; with `vectors`, u [batch] m×ucols (ucols = m when
+/// `full`, else n) and vh [batch] n×n (Vᴴ), column-major. info[b] = 0, or n + 1 when the
+/// matrix holds Inf/NaN or the sweeps did not converge (outputs then unspecified; no
+/// iteration ever runs on NaN). Deterministic; no scratch.
+constexpr std::int64_t kSmallSvdLargest = 32;  // = small_svd::kLargest
+void small_svd(const void* a, DType dtype, std::int64_t batch, std::int64_t m, std::int64_t n, bool full, bool vectors,
+               void* u, void* s, void* vh, int* info, cudaStream_t stream);
 /// vh[b] = v[b]ᴴ for n×n matrices (gesvdj returns V, torch wants Vh).
 void adjoint(const void* v, void* vh, DType dtype, std::int64_t batch, std::int64_t n, cudaStream_t stream);
 
