@@ -199,6 +199,27 @@ __device__ __forceinline__ Vec16<T>* staged_vectors() {
   return reinterpret_cast<Vec16<T>*>(staged_bytes);
 }
 
+/// The two elements of one 32-bit word of a two-byte vector (F16, BF16), widened: .x from the
+/// low half (the element at the lower address), .y from the high half. The same values as
+/// detail::widen of each element. BF16 is the upper half of an F32, so a shift (low) or a
+/// mask (high) widens it in one instruction each; going through 16-bit elements, the
+/// compiler spent two or three (byte permutes to extract and zero-extend, then the shift).
+template <class T>
+__device__ __forceinline__ float2 widen_word(unsigned word) {
+  static_assert(sizeof(T) == 2, "two-byte elements");
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    return make_float2(__uint_as_float(word << 16), __uint_as_float(word & 0xffff0000u));
+  } else {
+    __half2 pair;
+    memcpy(&pair, &word, sizeof(pair));
+    return __half22float2(pair);
+  }
+}
+
+/// A word of two-byte elements whose both halves are 1 (F16 0x3C00, BF16 0x3F80).
+template <class T>
+inline constexpr unsigned kOnesWord = std::is_same_v<T, BFloat16> ? 0x3F803F80u : 0x3C003C00u;
+
 /// Two sums reduced together (one pass through shared memory instead of two).
 template <class A>
 struct SumPair {
