@@ -4,13 +4,9 @@
 // The variance is taken around the mean of the row held in registers (two passes over
 // registers, not E[x^2] - E[x]^2), so it does not cancel catastrophically; the second pass
 // also corrects the mean (corrected_stats).
-#include <cuda_pipeline.h>
-
-#include <algorithm>
 #include <cmath>
 
 #include "core/dtype_dispatch.hpp"
-#include "cuda/runtime/device_context.hpp"
 #include "cuda/reduction/reduction_kernels.cuh"
 #include "cuda/reduction/rowwise_common.cuh"
 
@@ -145,89 +141,149 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, b
   norm_row<T, G, N, kCentred>(a, row, t, active, vec, v, smem, pair_smem);
 }
 
-// Two-byte rows (F16, BF16) of 16-byte vectors, whose arithmetic per byte is twice F32's:
-// loaded in registers at the start of each block, a block had nothing in flight while it
-// reduced and wrote its rows, and BF16 [65536, 4096] moved 3.0-3.4 TB/s where F32 reached
-// 4.1 with the same code. Here the blocks stay resident (as many as fit at once) and walk over
-// the rows; each thread copies its own vectors of its group's coming rows into shared memory
-// (cp.async, no registers held) before it works on the current one. The arithmetic is
-// norm_row's: the same bits as norm_rows_kernel.
-// Run I (docs/performance.md), one row ahead and weight/bias re-read per row from L1/L2:
-// BF16 [65536, 4096] layer_norm 3.08 -> 3.26 TB/s, rms_norm 3.46 -> 3.61, short of the ~3.9
-// expected. Since then kForwardStages - 1 rows ahead: a block's work on a row is short next
-// to the memory latency, so one row ahead left little more than one row per block in flight
-// (4 blocks of 64 registers a multiprocessor: about 64 KB, where the F32 register kernel has
-// about 96 KB). Holding each thread's weight and bias vectors in registers instead of
-// re-reading them from L1 took 127 registers (2 blocks), or spilled at 80: not done.
+// Two-byte rows (F16, BF16) of 16-byte vectors, rows in registers as in norm_rows_kernel,
+// written for few instructions per element: norm_rows_kernel's code spent about 26 an element
+// on BF16 [65536, 4096] (a BF16 element moves 4 bytes, so an H200 at its copy ceiling issues
+// about 30 an element) and reached 72% of the copy ceiling; a cp.async ring of stages in
+// front of it (runs I and J, docs/performance.md) reached 73-76%. Measured on an H200 with a
+// harness around this file (BF16 [65536, 4096], weight and bias, GB/s of the 4.3 TB/s
+// ceiling): the per-element savings below 74% -> 78-86%; letting L1 keep weight and bias
+// (the staged kernels asked for the largest shared-memory carveout, which left L1 too small
+// for them, and every row re-read them from L2) and a register cap of 64 (four blocks a
+// multiprocessor; uncapped, 96 registers left three and 67%) 86% -> 96.5%, rms_norm 96%.
+//  * Each 32-bit word of a vector is widened by widen_word (a shift or a mask an element,
+//    where 16-bit elements took two or three instructions each).
+//  * Layer norm: the variance is mean((x - mu)^2) around the first-pass mean mu, without
+//    corrected_stats' sum of deviations (one addition an element, a pair reduction instead
+//    of a single one). That correction makes a constant row's mean exact, and for two-byte
+//    elements the first-pass mean already is: k equal values c (k <= 8192) add exactly in
+//    float (c has 8 significant bits in BF16, 11 in F16, so every partial sum k * c fits in
+//    24), and (n * c) / n rounds to c; such a row gets mean c, variance 0, y = bias exactly.
+//    Any other row: the mean is the float sum / n (float rounding, under the statistics'
+//    1e-5 tolerance), and the variance exceeds the corrected one by (mean - mu)^2, of the
+//    order of 1e-14 mean^2.
+//  * y = fma(xhat, w, b): xhat * w + b rounded once instead of twice. The output loop has
+//    four copies (weight and bias each present or not), so no per-element test or constant.
+//  * A full thread (all its vectors inside the row: every thread when the row fills the
+//    shape) loads and stores with no per-vector test, its weight and bias loads together.
 template <class T, int N>
-inline constexpr bool kStagedForward = sizeof(T) == 2 && N % Vec16<T>::kSize == 0;
-inline constexpr int kForwardStages = 3;
-
-template <class T, int N>
-constexpr std::size_t staged_forward_bytes() {
-  return static_cast<std::size_t>(kForwardStages) * (N / Vec16<T>::kSize) * kRowThreads * sizeof(Vec16<T>);
-}
+inline constexpr bool kTwoByteVectorRows = sizeof(T) == 2 && N % Vec16<T>::kSize == 0;
 
 template <class T, int G, int N, bool kCentred>
-__global__ void __launch_bounds__(kRowThreads) norm_rows_staged_kernel(NormArgs<T> a, std::int64_t row_blocks) {
+__global__ void __launch_bounds__(kRowThreads, 4) norm_rows_two_byte_kernel(NormArgs<T> a) {
   using A = acc_t<T>;
-  constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize, kVectors = N / kV;
+  static_assert(std::is_same_v<A, float>, "two-byte elements, float statistics");
+  constexpr int kV = Vec16<T>::kSize, kVectors = N / kV;
   __shared__ A smem[kRowThreads / 32];
-  __shared__ SumPair<A> pair_smem[kCentred ? kRowThreads / 32 : 1];
-  // [stage][vector][thread]: consecutive threads, consecutive 16-byte slots.
-  Vec16<T>* const staged = staged_vectors<T>();
-  auto slot = [&](std::int64_t it, int q) -> Vec16<T>& {
-    return staged[(static_cast<int>(it % kForwardStages) * kVectors + q) * kRowThreads + threadIdx.x];
-  };
-  const int group = threadIdx.x / G, t = threadIdx.x % G;
-  // Starts the copy of iteration it's row into stage it % kForwardStages (one commit group per
-  // call, empty past the end). Each thread reads back only the slots it copied itself.
-  auto stage = [&](std::int64_t it) {
-    const std::int64_t block_row = it * gridDim.x + blockIdx.x;
-    const std::int64_t row = block_row * kGroups + group;
-    if (block_row < row_blocks && row < a.rows) {
+  const std::int64_t row = static_cast<std::int64_t>(blockIdx.x) * (kRowThreads / G) + threadIdx.x / G;
+  const int t = threadIdx.x % G;
+  const bool active = row < a.rows;
+  const int cols = static_cast<int>(a.cols);  // at most 8192 on the register paths
+  // Vector q of this thread starts at column (q * G + t) * kV; columns grow with q, so the
+  // thread is full when its last vector is inside the row.
+  bool inside[kVectors];
 #pragma unroll
-      for (int q = 0; q < kVectors; ++q) {
-        const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
-        if (first < a.cols) __pipeline_memcpy_async(&slot(it, q), a.x + row * a.cols + first, 16);
-      }
+  for (int q = 0; q < kVectors; ++q) inside[q] = (q * G + t) * kV < cols;
+  const bool full = inside[kVectors - 1];
+  A v[N];
+  {
+    // Vectors past the row's end (or of a row past the last) read as zeros.
+    uint4 packs[kVectors];
+    const uint4* const src = reinterpret_cast<const uint4*>(a.x + (active ? row : 0) * a.cols) + t;
+    if (active && full) {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q) packs[q] = src[q * G];
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q) packs[q] = active && inside[q] ? src[q * G] : uint4{0, 0, 0, 0};
     }
-    __pipeline_commit();
-  };
-#pragma unroll
-  for (int it = 0; it < kForwardStages - 1; ++it) stage(it);
-  // The loop bound is the same for every thread of the block (the reductions synchronise it).
-  for (std::int64_t it = 0; it * gridDim.x + blockIdx.x < row_blocks; ++it) {
-    const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
-    const bool active = row < a.rows;
-    // Row it + kForwardStages - 1's copy goes out before this row's is awaited. Its stage
-    // was last read in iteration it - 1, by this thread, before this point.
-    stage(it + kForwardStages - 1);
-    __pipeline_wait_prior(kForwardStages - 1);
-    A v[N];
 #pragma unroll
     for (int q = 0; q < kVectors; ++q) {
-      // Vectors past the row's end (or of a row past the last) read as zeros: the choice is
-      // made once per vector, not per element (+0 either way, the same bits as before).
-      const bool inside = active && (static_cast<std::int64_t>(q) * G + t) * kV < a.cols;
-      const Vec16<T> pack = inside ? slot(it, q) : Vec16<T>{};
+      const unsigned words[4] = {packs[q].x, packs[q].y, packs[q].z, packs[q].w};
 #pragma unroll
-      for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
+      for (int j = 0; j < 4; ++j) {
+        const float2 pair = widen_word<T>(words[j]);
+        v[q * kV + 2 * j] = pair.x;
+        v[q * kV + 2 * j + 1] = pair.y;
+      }
     }
-    norm_row<T, G, N, kCentred>(a, row, t, active, true, v, smem, pair_smem);
   }
-}
-
-// Blocks of a staged launch: as many as are resident at once on the device, at most one
-// per group of rows. Which block does a row changes nothing in its result.
-template <class Kernel>
-unsigned resident_blocks(Kernel kernel, std::int64_t row_blocks, std::size_t dynamic_bytes) {
-  int device = 0, per_sm = 0;
-  FERRITE_CUDA_CHECK(cudaGetDevice(&device));
-  FERRITE_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kRowThreads, dynamic_bytes));
-  const std::int64_t resident =
-      static_cast<std::int64_t>(std::max(per_sm, 1)) * DeviceContext::get(device).properties().multiProcessorCount;
-  return static_cast<unsigned>(std::min(resident, row_blocks));
+  const A n_cols = static_cast<A>(a.cols);
+  A mu = 0, d = 0;  // padding items are 0: they add nothing to the sums
+  if constexpr (kCentred) {
+    A sum = 0;
+#pragma unroll
+    for (int n = 0; n < N; ++n) sum += v[n];
+    mu = group_reduce(sum, G, smem, AddOp{}) / n_cols;
+    if (full) {
+#pragma unroll
+      for (int n = 0; n < N; ++n) d += (v[n] - mu) * (v[n] - mu);
+    } else {
+#pragma unroll
+      for (int n = 0; n < N; ++n)
+        if (inside[n / kV]) d += (v[n] - mu) * (v[n] - mu);
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) d += v[n] * v[n];
+  }
+  const A var = group_reduce(d, G, smem, AddOp{}) / n_cols;
+  const A r = A(1) / sqrt(var + a.eps);
+  if (!active) return;  // after the reductions, which every thread of the block joins
+  if (t == 0) {
+    if (kCentred) a.mean[row] = mu;
+    a.rstd[row] = r;
+  }
+  // w = 1 and b = -0 stand in for an absent weight or bias: fma(x, 1, b) = x + b and
+  // fma(x, w, -0) = x * w exactly, signed zeros included.
+  constexpr uint4 kOnes{kOnesWord<T>, kOnesWord<T>, kOnesWord<T>, kOnesWord<T>};
+  constexpr uint4 kNegativeZeros{0x80008000u, 0x80008000u, 0x80008000u, 0x80008000u};
+  const uint4* const weight = a.weight ? reinterpret_cast<const uint4*>(a.weight) + t : nullptr;
+  const uint4* const bias = kCentred && a.bias ? reinterpret_cast<const uint4*>(a.bias) + t : nullptr;
+  uint4* const y = reinterpret_cast<uint4*>(a.y + row * a.cols) + t;
+  // Vector q of the output from the parameters' words w_of(q), b_of(q).
+  auto write_vector = [&](int q, auto w_of, auto b_of) {
+    const uint4 w = w_of(q), b = b_of(q);
+    const unsigned w_words[4] = {w.x, w.y, w.z, w.w};
+    [[maybe_unused]] const unsigned b_words[4] = {b.x, b.y, b.z, b.w};
+    A out[kV];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const float2 wp = widen_word<T>(w_words[j]);
+      const A x0 = v[q * kV + 2 * j], x1 = v[q * kV + 2 * j + 1];
+      if constexpr (kCentred) {
+        const float2 bp = widen_word<T>(b_words[j]);
+        out[2 * j] = fmaf((x0 - mu) * r, wp.x, bp.x);
+        out[2 * j + 1] = fmaf((x1 - mu) * r, wp.y, bp.y);
+      } else {
+        out[2 * j] = x0 * r * wp.x;
+        out[2 * j + 1] = x1 * r * wp.y;
+      }
+    }
+    *reinterpret_cast<Vec16<T>*>(y + q * G) = narrow_vector<T>(out);
+  };
+  auto write = [&](auto w_of, auto b_of) {
+    if (full) {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q) write_vector(q, w_of, b_of);
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q)
+        if (inside[q]) write_vector(q, w_of, b_of);
+    }
+  };
+  // Weight and bias come through L1 (every block of the launch reads the same ones).
+  auto w_loaded = [&](int q) { return __ldg(weight + q * G); };
+  auto b_loaded = [&](int q) { return __ldg(bias + q * G); };
+  auto ones = [&](int) { return kOnes; };
+  auto negative_zeros = [&](int) { return kNegativeZeros; };
+  if (!bias) {
+    if (weight) write(w_loaded, negative_zeros);
+    else write(ones, negative_zeros);
+  } else {
+    if (weight) write(w_loaded, b_loaded);
+    else write(ones, b_loaded);
+  }
 }
 
 // Long rows: one block per row, passes over memory for the mean, the deviations and the
@@ -294,12 +350,12 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
       const bool fits = with_row_shape_for<T>(cols, 8192, [&](auto shape) {
         constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
         const unsigned blocks = blocks_for(rows, kRowThreads / G);
-        if constexpr (kStagedForward<T, N>) {
+        if constexpr (kTwoByteVectorRows<T, N>) {
           if (vec) {
-            auto kernel = centred ? norm_rows_staged_kernel<T, G, N, true> : norm_rows_staged_kernel<T, G, N, false>;
-            constexpr std::size_t bytes = staged_forward_bytes<T, N>();
-            prepare_staged_kernel(kernel, bytes);
-            kernel<<<resident_blocks(kernel, blocks, bytes), kRowThreads, bytes, stream>>>(a, blocks);
+            if (centred)
+              norm_rows_two_byte_kernel<T, G, N, true><<<blocks, kRowThreads, 0, stream>>>(a);
+            else
+              norm_rows_two_byte_kernel<T, G, N, false><<<blocks, kRowThreads, 0, stream>>>(a);
             return;
           }
         }

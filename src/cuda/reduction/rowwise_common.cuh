@@ -179,11 +179,12 @@ __device__ __forceinline__ void store_items_widened(O* row, std::int64_t cols, i
   }
 }
 
-/// Dynamic shared memory of the staged kernels (norm_forward.cu, norm_backward.cu): their
-/// cp.async stages, several rows deep. Allows `bytes` of it (above the default 48 KB) and asks
-/// for the largest shared-memory carveout: these kernels keep their reused operands (weight,
-/// bias) in registers, so L1 has nothing to hold, and the occupancy the runtime computes
-/// (resident_blocks) is then the one the launch gets.
+/// Dynamic shared memory of the staged kernels (norm_backward.cu): their cp.async stages,
+/// several rows deep. Allows `bytes` of it (above the default 48 KB) and asks for the largest
+/// shared-memory carveout: these kernels keep their reused operands (weight) in registers, so
+/// L1 has nothing to hold. A kernel that reads reused operands through L1 must not ask for it:
+/// the forward norms, reading weight and bias per row, went from 96% to 86% of the copy
+/// ceiling with it (the operands no longer stayed in L1).
 template <class Kernel>
 void prepare_staged_kernel(Kernel kernel, std::size_t bytes) {
   FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
@@ -198,6 +199,27 @@ __device__ __forceinline__ Vec16<T>* staged_vectors() {
   extern __shared__ __align__(16) unsigned char staged_bytes[];
   return reinterpret_cast<Vec16<T>*>(staged_bytes);
 }
+
+/// The two elements of one 32-bit word of a two-byte vector (F16, BF16), widened: .x from the
+/// low half (the element at the lower address), .y from the high half. The same values as
+/// detail::widen of each element. BF16 is the upper half of an F32, so a shift (low) or a
+/// mask (high) widens it in one instruction each; going through 16-bit elements, the
+/// compiler spent two or three (byte permutes to extract and zero-extend, then the shift).
+template <class T>
+__device__ __forceinline__ float2 widen_word(unsigned word) {
+  static_assert(sizeof(T) == 2, "two-byte elements");
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    return make_float2(__uint_as_float(word << 16), __uint_as_float(word & 0xffff0000u));
+  } else {
+    __half2 pair;
+    memcpy(&pair, &word, sizeof(pair));
+    return __half22float2(pair);
+  }
+}
+
+/// A word of two-byte elements whose both halves are 1 (F16 0x3C00, BF16 0x3F80).
+template <class T>
+inline constexpr unsigned kOnesWord = std::is_same_v<T, BFloat16> ? 0x3F803F80u : 0x3C003C00u;
 
 /// Two sums reduced together (one pass through shared memory instead of two).
 template <class A>
