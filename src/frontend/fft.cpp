@@ -77,7 +77,7 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s);
 // A real-side transform (R2C, C2R) over dims that are not the innermost ones runs on a copy
 // with those dims moved last: then every batch dim merges into one, so no real-side pointer
 // ever sits at an odd element offset (cuFFT rejects R2C/C2R data not aligned to the complex
-// type: CUFFT_INVALID_VALUE).
+// type: CUFFT_INVALID_VALUE). Its result is returned as the view of that layout.
 Tensor run_step(Op op, const Tensor& x, const Step& s) {
   const auto rank = static_cast<std::int64_t>(x.dim());
   const auto k = static_cast<std::int64_t>(s.dims.size());
@@ -93,9 +93,53 @@ Tensor run_step(Op op, const Tensor& x, const Step& s) {
   const Tensor y = run_dense_step(op, x.permute(perm).contiguous(), moved);
   std::vector<std::int64_t> inverse(perm.size());
   for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
-  return y.permute(inverse).contiguous();
+  return y.permute(inverse);  // as PyTorch: the transformed dims stay innermost in memory
 }
 
+// The memory layout one backend call reads or writes: each dim's stride, in elements.
+using Layout = std::vector<std::int64_t>;
+
+// Row-major strides of `shape` with its dims laid out in `order` (outermost first).
+Layout strides_in_order(const Shape& shape, const std::vector<std::int64_t>& order) {
+  Layout strides(shape.size());
+  std::int64_t step = 1;
+  for (std::size_t j = order.size(); j-- > 0;) {
+    const auto d = static_cast<std::size_t>(order[j]);
+    strides[d] = step;
+    step *= shape[d];
+  }
+  return strides;
+}
+
+// x's dims from the largest stride to the smallest (ties keep index order): the order of
+// its memory when it is a dense permutation, such as an earlier transform's result.
+std::vector<std::int64_t> memory_order(const Tensor& x) {
+  std::vector<std::int64_t> order(static_cast<std::size_t>(x.dim()));
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
+  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+    return x.strides()[static_cast<std::size_t>(a)] > x.strides()[static_cast<std::size_t>(b)];
+  });
+  return order;
+}
+
+// Whether the transformed dims of `strides` nest as cuFFT's advanced layout needs: each
+// one's stride a multiple of the next one's, by at least the next one's length (dims sorted).
+bool transformed_dims_nest(const Layout& strides, const Shape& shape, const std::vector<std::int64_t>& dims) {
+  for (std::size_t k = 1; k < dims.size(); ++k) {
+    const std::int64_t outer = strides[static_cast<std::size_t>(dims[k - 1])];
+    const std::int64_t inner = strides[static_cast<std::size_t>(dims[k])];
+    if (inner <= 0 || outer % inner != 0 || outer / inner < shape[static_cast<std::size_t>(dims[k])]) return false;
+  }
+  return true;
+}
+
+// One backend call. The input is read in place when it is dense in some dim order whose
+// transformed dims nest (a contiguous tensor, or an earlier transform's permuted result);
+// otherwise from a dense copy. The result is laid out as PyTorch's cuFFT and MKL paths lay it
+// out: the batch dims outside in the input's memory order, the transformed dims inside, and
+// returned as a view in the input's dim order. A transform over dim 0 of a matrix thus
+// writes every signal contiguously (cuFFT's ostride 1) and returns a non-contiguous tensor,
+// as torch.fft.fft(x, dim=0) does, instead of writing each signal with a stride of the row.
 Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
   const DType real = real_of(x.dtype());
   const Shape& in_shape = x.shape();
@@ -104,18 +148,34 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
   if (s.type == FftType::R2C) out_shape[last] = s.last_n / 2 + 1;
   if (s.type == FftType::C2R) out_shape[last] = s.last_n;
   const DType out_dtype = s.type == FftType::C2R ? real : complex_of(real);
-  Tensor out = frontend::allocate(out_shape, out_dtype, x.device());
-  if (out.numel() == 0) return out;
-
   const std::size_t rank = in_shape.size();
-  std::vector<std::int64_t> in_strides(rank), out_strides(rank);
-  std::int64_t si = 1, so = 1;
-  for (std::size_t i = rank; i-- > 0;) {
-    in_strides[i] = si;
-    out_strides[i] = so;
-    si *= in_shape[i];
-    so *= out_shape[i];
+  auto transformed = [&](std::size_t i) {
+    return std::find(s.dims.begin(), s.dims.end(), static_cast<std::int64_t>(i)) != s.dims.end();
+  };
+
+  std::vector<std::int64_t> in_order = memory_order(x);
+  Tensor in_memory = x.permute(in_order);  // contiguous exactly when x is a dense permutation
+  Layout in_strides = x.strides();
+  // Real-side transforms keep their input dense in index order (run_step moved their dims
+  // last): the CUDA backend's C2R preparation and R2C alignment copy assume it.
+  if (s.type != FftType::C2C || !in_memory.is_contiguous() || !transformed_dims_nest(in_strides, in_shape, s.dims)) {
+    in_memory = x.contiguous();
+    for (std::size_t i = 0; i < rank; ++i) in_order[i] = static_cast<std::int64_t>(i);
+    in_strides = strides_in_order(in_shape, in_order);
   }
+  std::vector<std::int64_t> out_order;
+  for (const std::int64_t d : in_order)
+    if (!transformed(static_cast<std::size_t>(d))) out_order.push_back(d);
+  out_order.insert(out_order.end(), s.dims.begin(), s.dims.end());
+  Shape memory_shape;
+  for (const std::int64_t d : out_order) memory_shape.push_back(out_shape[static_cast<std::size_t>(d)]);
+  const Tensor out_memory = frontend::allocate(memory_shape, out_dtype, x.device());
+  std::vector<std::int64_t> to_user(rank);  // out_memory's position of each of the user's dims
+  for (std::size_t j = 0; j < rank; ++j) to_user[static_cast<std::size_t>(out_order[j])] = static_cast<std::int64_t>(j);
+  const Tensor out = out_memory.permute(to_user);
+  if (out.numel() == 0) return out;
+  const Layout out_strides = strides_in_order(out_shape, out_order);
+
   FftDesc d;
   d.type = s.type;
   d.real_dtype = real;
@@ -130,23 +190,23 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
     d.in_stride[k] = in_strides[dim];
     d.out_stride[k] = out_strides[dim];
   }
-  // Batch dims: every other dim of size > 1, adjacent ones merged when no transformed dim
-  // lies between them (their strides then chain in both dense layouts).
+  // Batch dims: every other dim of size > 1, taken in the input's memory order; one is merged
+  // into the previous when both layouts chain them (stride = next size x next stride).
   int b = -1;
-  bool mergeable = false;
-  for (std::size_t i = 0; i < rank; ++i) {
-    const bool transformed = std::find(s.dims.begin(), s.dims.end(), static_cast<std::int64_t>(i)) != s.dims.end();
-    if (transformed) {
-      mergeable = false;
-      continue;
-    }
-    if (in_shape[i] == 1) continue;
-    if (mergeable) {
-      const auto u = static_cast<std::size_t>(b);
-      d.batch_sizes[u] *= in_shape[i];
-      d.in_batch_stride[u] = in_strides[i];
-      d.out_batch_stride[u] = out_strides[i];
-      continue;
+  std::int64_t previous = -1;  // the dim merged last into batch b
+  for (const std::int64_t dim : in_order) {
+    const auto i = static_cast<std::size_t>(dim);
+    if (transformed(i) || in_shape[i] == 1) continue;
+    if (previous >= 0) {
+      const auto p = static_cast<std::size_t>(previous);
+      if (in_strides[p] == in_shape[i] * in_strides[i] && out_strides[p] == out_shape[i] * out_strides[i]) {
+        const auto u = static_cast<std::size_t>(b);
+        d.batch_sizes[u] *= in_shape[i];
+        d.in_batch_stride[u] = in_strides[i];
+        d.out_batch_stride[u] = out_strides[i];
+        previous = dim;
+        continue;
+      }
     }
     ++b;
     FERRITE_CHECK(b < kMaxFftBatchDims, Unsupported, name_of(op), ": more than ", kMaxFftBatchDims,
@@ -155,10 +215,10 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
     d.batch_sizes[u] = in_shape[i];
     d.in_batch_stride[u] = in_strides[i];
     d.out_batch_stride[u] = out_strides[i];
-    mergeable = true;
+    previous = dim;
   }
   d.batch_rank = b + 1;
-  backend(x.device()).fft_ops().execute(d, x.buffer(), out.buffer());
+  backend(x.device()).fft_ops().execute(d, in_memory.buffer(), out_memory.buffer());
   return out;
 }
 
