@@ -155,7 +155,11 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
 
   std::vector<std::int64_t> in_order = memory_order(x);
   Tensor in_memory = x.permute(in_order);  // contiguous exactly when x is a dense permutation
-  Layout in_strides = x.strides();
+  // The dense strides of that order, not x.strides(): they agree on every dim of size > 1,
+  // but a size-1 dim's stride is arbitrary in a contiguous tensor (0 after an expand, the
+  // parent's row after a narrow), and a transformed size-1 dim's stride reaches cuFFT as
+  // istride or an inembed ratio (istride 0, a huge inembed, a plan per distinct stride).
+  Layout in_strides = strides_in_order(in_shape, in_order);
   // Real-side transforms keep their input dense in index order (run_step moved their dims
   // last): the CUDA backend's C2R preparation and R2C alignment copy assume it.
   if (s.type != FftType::C2C || !in_memory.is_contiguous() || !transformed_dims_nest(in_strides, in_shape, s.dims)) {

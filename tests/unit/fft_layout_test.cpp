@@ -80,4 +80,20 @@ TEST(FftLayout, RealTransformOverDimZeroKeepsTheMovedLayout) {
   for (std::size_t i = 0; i < want.size(); ++i) EXPECT_NEAR(got[i], want[i], 1e-5) << i;
 }
 
+TEST(FftLayout, SizeOneTransformedDimWithAnyStride) {
+  // A size-1 dim's stride is arbitrary in a contiguous tensor: 0 after an expand, the
+  // parent's row after a narrow. Read in place, the transform over it must not depend on it
+  // (the layout handed to the backend uses the dense strides of the memory order).
+  const Tensor row = complex_ramp({5});
+  const Tensor expanded = row.expand({1, 5});  // strides {0, 1}
+  ASSERT_TRUE(expanded.is_contiguous());
+  expect_same_bits(fft::fft(expanded, std::nullopt, 0), fft::fft(expanded.contiguous().clone(), std::nullopt, 0));
+  expect_same_bits(fft::fft2(expanded), fft::fft2(expanded.clone()));
+  const Tensor narrowed = complex_ramp({4, 16}).narrow(0, 1, 1).narrow(1, 0, 8);  // [1, 8], strides {16, 1}
+  expect_same_bits(fft::fft2(narrowed), fft::fft2(narrowed.clone()));
+  expect_same_bits(fft::ifft(narrowed, std::nullopt, 0), fft::ifft(narrowed.clone(), std::nullopt, 0));
+  const Tensor three = complex_ramp({3, 1, 4}).permute({2, 1, 0});  // [4, 1, 3], memory order [2, 0]
+  expect_same_bits(fft::fftn(three, std::nullopt, fft::Dims{0, 1}), fft::fftn(three.contiguous(), std::nullopt, fft::Dims{0, 1}));
+}
+
 }  // namespace
