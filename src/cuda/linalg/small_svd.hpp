@@ -39,6 +39,17 @@
 
 namespace ferrite::cuda::small_svd {
 
+// On the host, <cmath> declares the float overloads of these in std only: unqualified, a
+// float argument would resolve to the global double function, so the host tests would run
+// F32 steps (the convergence test, the rotation) in double and not check what the device
+// computes. Device code keeps CUDA's global float overloads.
+#if !defined(__CUDA_ARCH__)
+using std::copysign;
+using std::fabs;
+using std::fmax;
+using std::sqrt;
+#endif
+
 constexpr int kLargest = 32;  // the largest m (and n) the kernel takes
 // Beyond this many sweeps a matrix counts as not converged (info = n + 1; the front end then
 // reruns the whole call with the accurate driver, one gesvd per matrix: far slower than a
