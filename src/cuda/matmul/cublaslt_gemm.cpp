@@ -228,7 +228,7 @@ int fastest_candidate(DeviceContext& ctx, const Plan& plan, const StridedGemm& g
   cudaEvent_t start = nullptr, stop = nullptr;
   FERRITE_CUDA_CHECK(cudaEventCreate(&start));
   FERRITE_CUDA_CHECK(cudaEventCreate(&stop));
-  int best = 0;
+  int best = -1;  // none timed yet: a candidate 0 that fails must not stay the choice
   float best_ms = 0;
   for (int i = 0; i < count; ++i) {
     auto run = [&] {
@@ -244,11 +244,11 @@ int fastest_candidate(DeviceContext& ctx, const Plan& plan, const StridedGemm& g
     float ms = 0;
     FERRITE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
     if (log_plans()) std::fprintf(stderr, "ferrite gemm tuning: candidate %d %.4f ms\n", i, ms / kTimedRuns);
-    if (ok && (i == 0 || ms < best_ms)) best = i, best_ms = ms;
+    if (ok && (best < 0 || ms < best_ms)) best = i, best_ms = ms;
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  return best;
+  return best < 0 ? 0 : best;
 }
 
 // Bias plans with an F16/BF16 output keep only candidates without split-K: on the H200
