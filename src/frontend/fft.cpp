@@ -69,6 +69,9 @@ struct Step {
   std::int64_t last_n = 0;         // R2C/C2R: the real length of the last dim
   double scale = 1;
   bool conj_in = false, conj_out = false;
+  // The result dense in index order rather than in PyTorch's result layout: for a C2C step
+  // whose result a C2R step reads next (C2R reads dense index order; this saves a copy).
+  bool index_order_out = false;
 };
 
 Tensor run_dense_step(Op op, const Tensor& x, const Step& s);
@@ -168,9 +171,13 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
     in_strides = strides_in_order(in_shape, in_order);
   }
   std::vector<std::int64_t> out_order;
-  for (const std::int64_t d : in_order)
-    if (!transformed(static_cast<std::size_t>(d))) out_order.push_back(d);
-  out_order.insert(out_order.end(), s.dims.begin(), s.dims.end());
+  if (s.index_order_out) {
+    for (std::size_t i = 0; i < rank; ++i) out_order.push_back(static_cast<std::int64_t>(i));
+  } else {
+    for (const std::int64_t d : in_order)
+      if (!transformed(static_cast<std::size_t>(d))) out_order.push_back(d);
+    out_order.insert(out_order.end(), s.dims.begin(), s.dims.end());
+  }
   Shape memory_shape;
   for (const std::int64_t d : out_order) memory_shape.push_back(out_shape[static_cast<std::size_t>(d)]);
   const Tensor out_memory = frontend::allocate(memory_shape, out_dtype, x.device());
@@ -365,7 +372,11 @@ Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
   const double scale = norm_scale(norm, conj_in, signal);
   // conj(x) commutes into the C2C steps as conj of their output only if applied first, so
   // hfft (always one dim) never has C2C steps; irfftn has no conjugation.
-  for (const auto& g : groups_of(rest)) y = run_step(op, y, Step{FftType::C2C, true, g});
+  for (const auto& g : groups_of(rest)) {
+    Step c{FftType::C2C, true, g};
+    c.index_order_out = true;
+    y = run_step(op, y, c);
+  }
   Step st{FftType::C2R, true, final_dims, last_n};
   st.scale = scale;
   st.conj_in = conj_in;
