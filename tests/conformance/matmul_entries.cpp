@@ -278,21 +278,23 @@ std::vector<ErrorCase> matmul_errors(DType d) {
 
 // ---- entries ----
 
-// An entry whose run is `call` on inputs a and b (ints: transpose flags). The result must
-// have the inputs' dtype, or `result_dtype` when given.
+// An entry whose run is `call` on inputs a and b, checked against the reference product that
+// `spec` describes (default spec_of: ints are the transpose flags). The result must have the
+// inputs' dtype, or `result_dtype` when given.
 Entry product_entry(std::string op, std::function<std::vector<Case>(DType, Rng&)> cases,
-                    std::function<Tensor(const Case&)> call, std::optional<DType> result_dtype = std::nullopt) {
+                    std::function<Tensor(const Case&)> call, std::optional<DType> result_dtype = std::nullopt,
+                    std::function<ProductSpec(const Case&)> spec = spec_of) {
   Entry e;
   e.op = std::move(op);
   e.dtypes = kMatmulDTypes;
   e.cases = std::move(cases);
-  e.run_outputs = [call, result_dtype](const Case& c) {
+  e.run_outputs = [call, result_dtype, spec](const Case& c) {
     const Tensor out = call(c);
-    return std::vector<Tensor>{normalised(out, reference_product(c.inputs[0], c.inputs[1], spec_of(c)),
+    return std::vector<Tensor>{normalised(out, reference_product(c.inputs[0], c.inputs[1], spec(c)),
                                           result_dtype.value_or(c.inputs[0].dtype()))};
   };
-  e.reference_outputs = [](const Case& c) {
-    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], spec_of(c)))};
+  e.reference_outputs = [spec](const Case& c) {
+    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], spec(c)))};
   };
   e.reference_tolerance = reference_tolerance;
   e.backend_tolerance = backend_tolerance;
@@ -609,21 +611,12 @@ std::vector<ErrorCase> linear_errors(DType d) {
   };
 }
 
+ProductSpec plain_linear_spec(const Case& c) { return linear_spec(c); }
+
 FERRITE_CONFORMANCE([] {
-  Entry e;
-  e.op = "linear";
-  e.dtypes = kMatmulDTypes;
-  e.cases = linear_cases;
-  e.run_outputs = [](const Case& c) {
-    const Tensor out = nn::linear(c.inputs[0], c.inputs[1], bias_of(c));
-    return std::vector<Tensor>{normalised(out, reference_product(c.inputs[0], c.inputs[1], linear_spec(c)),
-                                          c.inputs[0].dtype())};
-  };
-  e.reference_outputs = [](const Case& c) {
-    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], linear_spec(c)))};
-  };
-  e.reference_tolerance = reference_tolerance;
-  e.backend_tolerance = backend_tolerance;
+  Entry e = product_entry(
+      "linear", linear_cases, [](const Case& c) { return nn::linear(c.inputs[0], c.inputs[1], bias_of(c)); },
+      std::nullopt, plain_linear_spec);
   e.errors = linear_errors;
   return e;
 }());
@@ -632,10 +625,7 @@ FERRITE_CONFORMANCE([] {
 // the bias-filled fallback may read it) and into a transposed view (computed densely and
 // written back through the strides).
 FERRITE_CONFORMANCE([] {
-  Entry e;
-  e.op = "linear_out";
-  e.dtypes = kMatmulDTypes;
-  e.cases = [](DType dtype, Rng& rng) {
+  auto cases = [](DType dtype, Rng& rng) {
     std::vector<Case> cases;
     for (std::int64_t view = 0; view < 2; ++view)
       for (bool with_bias : {true, false}) {
@@ -646,7 +636,7 @@ FERRITE_CONFORMANCE([] {
       }
     return cases;
   };
-  e.run_outputs = [](const Case& c) {
+  auto call = [](const Case& c) {
     const Tensor& x = c.inputs[0];
     const Shape shape = {x.size(0), x.size(1), c.inputs[1].size(0)};
     Tensor out;
@@ -656,15 +646,9 @@ FERRITE_CONFORMANCE([] {
       out = full(shape, std::numeric_limits<double>::quiet_NaN(), x.dtype(), x.device());
     }
     nn::linear_out(out, x, c.inputs[1], bias_of(c));
-    return std::vector<Tensor>{
-        normalised(out.contiguous(), reference_product(x, c.inputs[1], linear_spec(c)), x.dtype())};
+    return out.contiguous();
   };
-  e.reference_outputs = [](const Case& c) {
-    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], linear_spec(c)))};
-  };
-  e.reference_tolerance = reference_tolerance;
-  e.backend_tolerance = backend_tolerance;
-  return e;
+  return product_entry("linear_out", std::move(cases), call, std::nullopt, plain_linear_spec);
 }());
 
 // Mixed precision with a bias: F16/BF16 operands and bias with an F32 result (the epilogue's
