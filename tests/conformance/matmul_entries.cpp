@@ -486,10 +486,7 @@ FERRITE_CONFORMANCE([] {
 // F32 in and out through BF16 or F16 (the seed's matmul_bf16_f32 / matmul_f16_f32 and
 // their bmm twins). ints: ta, tb, compute (0: BF16, 1: F16), bmm (0/1).
 FERRITE_CONFORMANCE([] {
-  Entry e;
-  e.op = "matmul_compute_half";
-  e.dtypes = {DType::F32};
-  e.cases = [](DType dtype, Rng& rng) {
+  auto cases = [](DType dtype, Rng& rng) {
     std::vector<Case> cases;
     for (std::int64_t half = 0; half < 2; ++half)
       for (int t = 0; t < 4; ++t) {
@@ -511,15 +508,13 @@ FERRITE_CONFORMANCE([] {
     s.round_inputs_to = c.ints[2] ? DType::F16 : DType::BF16;
     return s;
   };
-  e.run_outputs = [spec](const Case& c) {
+  auto call = [](const Case& c) {
     MatmulOptions o = options_of(c);
     o.compute = c.ints[2] ? MatmulCompute::F16 : MatmulCompute::BF16;
-    const Tensor out = c.ints[3] ? bmm(c.inputs[0], c.inputs[1], o) : matmul(c.inputs[0], c.inputs[1], o);
-    return std::vector<Tensor>{normalised(out, reference_product(c.inputs[0], c.inputs[1], spec(c)), DType::F32)};
+    return c.ints[3] ? bmm(c.inputs[0], c.inputs[1], o) : matmul(c.inputs[0], c.inputs[1], o);
   };
-  e.reference_outputs = [spec](const Case& c) {
-    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], spec(c)))};
-  };
+  Entry e = product_entry("matmul_compute_half", cases, call, DType::F32, spec);
+  e.dtypes = {DType::F32};
   e.reference_tolerance = f32_result_tolerance;
   e.backend_tolerance = f32_result_tolerance;
   return e;
@@ -656,10 +651,7 @@ FERRITE_CONFORMANCE([] {
 // (the bias stays F32; only x and weight are rounded). ints: mode (0: out_dtype F32,
 // 1: compute BF16, 2: compute F16).
 FERRITE_CONFORMANCE([] {
-  Entry e;
-  e.op = "linear_mixed_precision";
-  e.dtypes = {DType::F32, DType::F16, DType::BF16};
-  e.cases = [](DType dtype, Rng& rng) {
+  auto cases = [](DType dtype, Rng& rng) {
     std::vector<Case> cases;
     const std::vector<std::int64_t> modes =
         dtype == DType::F32 ? std::vector<std::int64_t>{1, 2} : std::vector<std::int64_t>{0};
@@ -677,17 +669,15 @@ FERRITE_CONFORMANCE([] {
     const std::int64_t mode = c.ints[0];
     return linear_spec(c, mode == 1 ? DType::BF16 : mode == 2 ? DType::F16 : DType::F64);
   };
-  e.run_outputs = [spec](const Case& c) {
+  auto call = [](const Case& c) {
     nn::LinearOptions o;
     if (c.ints[0] == 0) o.out_dtype = DType::F32;
     if (c.ints[0] == 1) o.compute = MatmulCompute::BF16;
     if (c.ints[0] == 2) o.compute = MatmulCompute::F16;
-    const Tensor out = nn::linear(c.inputs[0], c.inputs[1], bias_of(c), o);
-    return std::vector<Tensor>{normalised(out, reference_product(c.inputs[0], c.inputs[1], spec(c)), DType::F32)};
+    return nn::linear(c.inputs[0], c.inputs[1], bias_of(c), o);
   };
-  e.reference_outputs = [spec](const Case& c) {
-    return std::vector<Tensor>{normalised_reference(reference_product(c.inputs[0], c.inputs[1], spec(c)))};
-  };
+  Entry e = product_entry("linear_mixed_precision", cases, call, DType::F32, spec);
+  e.dtypes = {DType::F32, DType::F16, DType::BF16};
   e.reference_tolerance = f32_result_tolerance;
   e.backend_tolerance = f32_result_tolerance;
   return e;
