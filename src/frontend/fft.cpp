@@ -5,11 +5,13 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <string>
 
 #include "ferrite/backend.hpp"
 #include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite::fft {
 namespace {
@@ -94,9 +96,7 @@ Tensor run_step(Op op, const Tensor& x, const Step& s) {
   Step moved = s;
   for (std::int64_t i = 0; i < k; ++i) moved.dims[static_cast<std::size_t>(i)] = rank - k + i;
   const Tensor y = run_dense_step(op, x.permute(perm).contiguous(), moved);
-  std::vector<std::int64_t> inverse(perm.size());
-  for (std::size_t i = 0; i < perm.size(); ++i) inverse[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
-  return y.permute(inverse);  // as PyTorch: the transformed dims stay innermost in memory
+  return y.permute(frontend::inverse_permutation(perm));  // as PyTorch: the transformed dims stay innermost in memory
 }
 
 // The memory layout one backend call reads or writes: each dim's stride, in elements.
@@ -112,17 +112,6 @@ Layout strides_in_order(const Shape& shape, const std::vector<std::int64_t>& ord
     step *= shape[d];
   }
   return strides;
-}
-
-// x's dims from the largest stride to the smallest (ties keep index order): the order of
-// its memory when it is a dense permutation, such as an earlier transform's result.
-std::vector<std::int64_t> memory_order(const Tensor& x) {
-  std::vector<std::int64_t> order(static_cast<std::size_t>(x.dim()));
-  for (std::size_t i = 0; i < order.size(); ++i) order[i] = static_cast<std::int64_t>(i);
-  std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
-    return x.strides()[static_cast<std::size_t>(a)] > x.strides()[static_cast<std::size_t>(b)];
-  });
-  return order;
 }
 
 // Whether the transformed dims of `strides` nest as cuFFT's advanced layout needs: each
@@ -156,23 +145,29 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
     return std::find(s.dims.begin(), s.dims.end(), static_cast<std::int64_t>(i)) != s.dims.end();
   };
 
-  std::vector<std::int64_t> in_order = memory_order(x);
-  Tensor in_memory = x.permute(in_order);  // contiguous exactly when x is a dense permutation
+  // A C2C input that is a dense permutation of its memory (an earlier transform's result) is
+  // read in that order; anything else, and every real-side input, dense in index order (run_step
+  // moved real-side dims last: the CUDA backend's C2R preparation and R2C alignment copy assume
+  // index order).
+  std::vector<std::int64_t> identity(rank);
+  std::iota(identity.begin(), identity.end(), 0);
+  std::vector<std::int64_t> in_order = identity;
+  if (s.type == FftType::C2C)
+    if (const auto order = frontend::memory_order(x)) in_order = *order;
   // The dense strides of that order, not x.strides(): they agree on every dim of size > 1,
-  // but a size-1 dim's stride is arbitrary in a contiguous tensor (0 after an expand, the
-  // parent's row after a narrow), and a transformed size-1 dim's stride reaches cuFFT as
-  // istride or an inembed ratio (istride 0, a huge inembed, a plan per distinct stride).
+  // but a size-1 dim's stride is arbitrary (0 after an expand, the parent's row after a
+  // narrow), and a transformed size-1 dim's stride reaches cuFFT as istride or an inembed
+  // ratio (istride 0, a huge inembed, a plan per distinct stride).
   Layout in_strides = strides_in_order(in_shape, in_order);
-  // Real-side transforms keep their input dense in index order (run_step moved their dims
-  // last): the CUDA backend's C2R preparation and R2C alignment copy assume it.
-  if (s.type != FftType::C2C || !in_memory.is_contiguous() || !transformed_dims_nest(in_strides, in_shape, s.dims)) {
+  Tensor in_memory = x.permute(in_order);
+  if (!in_memory.is_contiguous() || !transformed_dims_nest(in_strides, in_shape, s.dims)) {
     in_memory = x.contiguous();
-    for (std::size_t i = 0; i < rank; ++i) in_order[i] = static_cast<std::int64_t>(i);
+    in_order = identity;
     in_strides = strides_in_order(in_shape, in_order);
   }
   std::vector<std::int64_t> out_order;
   if (s.index_order_out) {
-    for (std::size_t i = 0; i < rank; ++i) out_order.push_back(static_cast<std::int64_t>(i));
+    out_order = identity;
   } else {
     for (const std::int64_t d : in_order)
       if (!transformed(static_cast<std::size_t>(d))) out_order.push_back(d);
@@ -181,9 +176,7 @@ Tensor run_dense_step(Op op, const Tensor& x, const Step& s) {
   Shape memory_shape;
   for (const std::int64_t d : out_order) memory_shape.push_back(out_shape[static_cast<std::size_t>(d)]);
   const Tensor out_memory = frontend::allocate(memory_shape, out_dtype, x.device());
-  std::vector<std::int64_t> to_user(rank);  // out_memory's position of each of the user's dims
-  for (std::size_t j = 0; j < rank; ++j) to_user[static_cast<std::size_t>(out_order[j])] = static_cast<std::int64_t>(j);
-  const Tensor out = out_memory.permute(to_user);
+  const Tensor out = out_memory.permute(frontend::inverse_permutation(out_order));
   if (out.numel() == 0) return out;
   const Layout out_strides = strides_in_order(out_shape, out_order);
 
