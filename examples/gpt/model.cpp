@@ -206,15 +206,15 @@ Weights zeros_like_flat(const Weights& weights, Tensor& flat) {
   constexpr std::int64_t kAlignBytes = 256;
   const Tensor& first = weights.wte;
   const std::int64_t align = kAlignBytes / static_cast<std::int64_t>(dtype_size(first.dtype()));
+  auto padded = [&](std::int64_t n) { return (n + align - 1) / align * align; };
   Weights out = weights;  // same structure; every tensor replaced below
   std::int64_t total = 0;
-  for (const auto& [name, tensor] : weights.named()) total += (tensor->numel() + align - 1) / align * align;
+  for (const auto& [name, tensor] : weights.named()) total += padded(tensor->numel());
   flat = zeros({total}, first.dtype(), first.device());
   std::int64_t offset = 0;
   for (auto& [name, tensor] : out.named()) {
-    const std::int64_t n = tensor->numel();
-    *tensor = flat.narrow(0, offset, n).view(tensor->shape());
-    offset += (n + align - 1) / align * align;
+    *tensor = flat.narrow(0, offset, tensor->numel()).view(tensor->shape());
+    offset += padded(tensor->numel());
   }
   return out;
 }
