@@ -101,7 +101,10 @@ Product reference_product(const Tensor& a, const Tensor& b, const ProductSpec& s
 
 std::vector<double> safe_scale(const std::vector<long double>& scale) {
   std::vector<double> s(scale.size());
-  for (std::size_t i = 0; i < s.size(); ++i) s[i] = scale[i] > 0 ? static_cast<double>(scale[i]) : 1.0;
+  // A zero or non-finite scale (an Inf operand) divides by 1, so that Inf and NaN results
+  // stay apart (Inf / Inf would make both NaN).
+  for (std::size_t i = 0; i < s.size(); ++i)
+    s[i] = scale[i] > 0 && std::isfinite(scale[i]) ? static_cast<double>(scale[i]) : 1.0;
   return s;
 }
 
@@ -552,6 +555,20 @@ std::vector<Case> linear_cases(DType dtype, Rng& rng) {
   std::vector<Case> cases;
   for (const Spec& s : specs)
     for (bool with_bias : {true, false}) cases.push_back(linear_case(dtype, rng, s.x, s.out, with_bias));
+  // Edge values: x rows holding NaN, +Inf, +Inf beside -Inf, and -0 only; the bias holds -0
+  // and +Inf. Every result is fixed by IEEE rules whatever the summation order (Inf + finite,
+  // Inf - Inf = NaN), so the backends and the reference must agree on each NaN and Inf.
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  Case edge = linear_case(dtype, rng, {4, 6}, 5, true);
+  edge.label += ", NaN/Inf/-0 rows and bias";
+  edge.inputs[0] = from_vector<double>({1, nan, 2, 3, 4, 5,       //
+                                        1, 2, inf, 3, 4, 5,       //
+                                        inf, 1, 2, -inf, 3, 4,    //
+                                        -0.0, -0.0, -0.0, -0.0, -0.0, -0.0},
+                                       {4, 6})
+                       .to(dtype);
+  edge.inputs[2] = from_vector<double>({-0.0, 1, inf, 2, 3}, {5}).to(dtype);
+  cases.push_back(std::move(edge));
   return cases;
 }
 
@@ -584,6 +601,8 @@ std::vector<ErrorCase> linear_errors(DType d) {
          nn::linear(zeros({2, 3}, d, dev), zeros({4, 3}, d, dev), zeros({4}, other_dtype(d), dev));
        },
        ErrorKind::DTypeMismatch, "linear: bias is [4] " + std::string(dtype_name(other_dtype(d)))},
+      {"0-d input", [=](Device dev) { nn::linear(zeros({}, d, dev), zeros({4, 3}, d, dev)); },
+       ErrorKind::ShapeMismatch, "linear: operands need at least one dim, got [] " + name},
       {"in_features differ", [=](Device dev) { nn::linear(zeros({2, 3}, d, dev), zeros({4, 5}, d, dev)); },
        ErrorKind::ShapeMismatch, "linear: inner dimensions differ: a [2, 3] " + name},
       {"3-D weight", [=](Device dev) { nn::linear(zeros({2, 3}, d, dev), zeros({1, 4, 3}, d, dev)); },
