@@ -78,6 +78,11 @@ struct Entry {
   std::function<std::pair<Case, std::vector<bool>>(const Case&, const Tensor& dense,
                                                    const std::vector<std::int64_t>& perm)>
       on_dense_block = {};
+  /// Ops that read a transposed or permuted view in place, in its memory order, rather than
+  /// through a dense copy (C2C FFT: cuFFT plans with the view's strides, as PyTorch's cuFFT
+  /// path does): another plan rounds differently, so the strided passes compare their float
+  /// results with the contiguous input's within backend_tolerance instead of bit for bit.
+  bool reads_views_in_place = false;
 };
 
 std::vector<Entry>& registry();
