@@ -24,9 +24,10 @@ Tensor causal_attention(const Tensor& qkv, std::int64_t n_head, AttentionCache& 
     cache.logsumexp = result.logsumexp;
   }
   Phase phase("attention copies");
-  // [B, heads, T, hd] -> [B, T, heads * hd]. The backward reads the output through a view of
-  // this copy (the same values), so the forward keeps it once, not also as [B, heads, T, hd]:
-  // 2·B·T·C bytes less per layer (BF16), as PyTorch, whose SDPA writes that layout directly.
+  // [B, heads, T, hd] -> [B, T, heads * hd]. Where cuDNN runs, the output already lies in q's
+  // layout, [B, T, heads, hd] in memory (as PyTorch's SDPA writes it), and contiguous() is
+  // the tensor itself; elsewhere one copy. The backward reads the output through a view of y
+  // (the same values), so the forward keeps it once.
   const Tensor y = result.out.permute({0, 2, 1, 3}).contiguous().view({b, t, c});
   cache.out = y.view({b, t, n_head, hd}).permute({0, 2, 1, 3});
   return y;
@@ -36,18 +37,15 @@ Tensor causal_attention_backward(const Tensor& grad, const AttentionCache& cache
   const std::int64_t b = cache.q.size(0), n_head = cache.q.size(1), t = cache.q.size(2), hd = cache.q.size(3);
   // [B, T, heads, hd] -> [B, heads, T, hd]: a view, read in place where the forward's are.
   const Tensor dy = grad.view({b, t, n_head, hd}).permute({0, 2, 1, 3});
-  nn::AttentionGrads g;
-  {
-    Phase phase("attention (bwd)");
-    g = nn::scaled_dot_product_attention_backward(dy, cache.q, cache.k, cache.v, cache.out, cache.logsumexp,
-                                                  {.causal = true});
-  }
-  Phase phase("attention copies (bwd)");
-  // Into the layout of qkv, [B, T, 3, heads, hd]: each gradient is copied once through a
-  // strided view of the result (stack then a contiguous permute moved the data twice).
-  const Tensor dqkv = empty({b, t, 3, n_head, hd}, g.dq.dtype(), g.dq.device());
-  const Tensor* parts[] = {&g.dq, &g.dk, &g.dv};
-  for (std::int64_t i = 0; i < 3; ++i) dqkv.select(2, i).permute({0, 2, 1, 3}).copy_(*parts[i]);
+  // The gradients go straight into the layout of qkv, [B, T, 3, heads, hd], as the three
+  // slices the forward read q, k, v from: cuDNN writes them in place; the other routes write
+  // dense gradients and copy each once.
+  const Tensor dqkv = empty({b, t, 3, n_head, hd}, dy.dtype(), dy.device());
+  const Tensor heads = dqkv.permute({2, 0, 3, 1, 4});  // [3, B, heads, T, hd]
+  const nn::AttentionGrads into{heads.select(0, 0), heads.select(0, 1), heads.select(0, 2)};
+  Phase phase("attention (bwd)");
+  nn::scaled_dot_product_attention_backward_out(into, dy, cache.q, cache.k, cache.v, cache.out, cache.logsumexp,
+                                                {.causal = true});
   return dqkv.view({b, t, 3 * n_head * hd});
 }
 

@@ -48,7 +48,10 @@ struct AttentionOptions {
 };
 
 struct AttentionResult {
-  Tensor out;        ///< [B, Hq, Sq, Dv], the inputs' dtype
+  /// [B, Hq, Sq, Dv], the inputs' dtype; laid out in q's dim order where the backend writes
+  /// that layout (cuDNN, for q a view such as a slice of a [B, S, 3, H, D] projection: then
+  /// [B, Sq, Hq, Dv] in memory, as PyTorch's attention allocates it), else row-major.
+  Tensor out;
   Tensor logsumexp;  ///< [B, Hq, Sq], F32 (F64 for F64 inputs); -inf for fully masked rows
 };
 
@@ -68,5 +71,14 @@ struct AttentionGrads {
 AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, const Tensor& q, const Tensor& k,
                                                      const Tensor& v, const Tensor& out, const Tensor& logsumexp,
                                                      const AttentionOptions& options = {});
+/// The same gradients written into `grads` (dq, dk, dv defined, each of its input's shape and
+/// dtype, on its device, any strides: e.g. the three slices of one [B, S, 3, H, D] gradient of
+/// a fused q/k/v projection, which then needs no copy to assemble). Where the backend writes
+/// such views (cuDNN) they are written in place; otherwise through a dense result and one
+/// copy. The gradients must not overlap each other or the inputs. Returns grads.
+const AttentionGrads& scaled_dot_product_attention_backward_out(const AttentionGrads& grads, const Tensor& grad_out,
+                                                                const Tensor& q, const Tensor& k, const Tensor& v,
+                                                                const Tensor& out, const Tensor& logsumexp,
+                                                                const AttentionOptions& options = {});
 
 }  // namespace ferrite::nn

@@ -1,6 +1,8 @@
 // Front end of scaled dot-product attention (ferrite/nn.hpp): shape, dtype, device and mask
 // validation, the mask's broadcast strides, the inputs as views or dense Buffers, then the
 // backend's AttentionOps.
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -44,6 +46,9 @@ AttentionDesc describe(const char* op, const Tensor& q, const Tensor& k, const T
   d.k_strides = dense_attention_strides(d.heads_kv, d.seq_k, d.head_dim);
   d.v_strides = dense_attention_strides(d.heads_kv, d.seq_k, d.value_dim);
   d.out_strides = d.grad_out_strides = dense_attention_strides(d.heads_q, d.seq_q, d.value_dim);
+  d.dq_strides = d.q_strides;
+  d.dk_strides = d.k_strides;
+  d.dv_strides = d.v_strides;
   FERRITE_CHECK(k.size(0) == d.batch && v.size(0) == d.batch && v.size(1) == d.heads_kv && v.size(2) == d.seq_k &&
                     k.size(3) == d.head_dim,
                 ShapeMismatch, op, ": q ", q.description(), ", k ", k.description(), " and v ", v.description(),
@@ -108,24 +113,65 @@ std::optional<AttentionStrides> row_aligned_view(const Tensor& t) {
   return s;
 }
 
+// The strides of [B, H, S, X] laid out dense in the dim order of `like` (its dims by
+// decreasing stride, as row_aligned_view gives them): PyTorch's cuDNN and flash attention
+// allocate the output in the query's layout this way. For q permuted out of one [B, S, 3, H,
+// D] projection that is [B, S, H, Dv] in memory, so out.permute(0, 2, 1, 3) (the attention's
+// [B, S, H * Dv] input to the output projection) is contiguous and needs no copy.
+AttentionStrides strides_in_order_of(const AttentionStrides& like, const std::array<std::int64_t, 4>& sizes) {
+  std::array<int, 4> order = {0, 1, 2, 3};
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int a, int b) { return like[static_cast<std::size_t>(a)] > like[static_cast<std::size_t>(b)]; });
+  AttentionStrides s{};
+  std::int64_t step = 1;
+  for (int i = 3; i >= 0; --i) {
+    const auto dim = static_cast<std::size_t>(order[static_cast<std::size_t>(i)]);
+    s[dim] = step;
+    step *= sizes[dim];
+  }
+  return s;
+}
+
+// An output the caller wants written in a layout of its choice (the stride field of `d`
+// it goes to and the strides asked).
+struct OutputLayout {
+  AttentionStrides* field;
+  AttentionStrides wanted;
+};
+
 // The Buffers of the inputs `ts` (q, k, v, then out and grad_out in the backward) whose
-// strides are `strides`: each row-aligned view is offered to the backend as it stands
-// (AttentionOps::reads_views); if the backend declines, or for any other non-contiguous
-// input, the input is made dense (Tensor::buffer) and its strides are the row-major ones
-// already in `d`. PyTorch's attention kernels read such views too, so the GPT's q, k, v
-// (permuted slices of one projection) cost no copy where cuDNN runs.
+// strides are `strides`, with the outputs' strides in `d` settled too: each row-aligned input
+// view and each output layout asked is offered to the backend as it stands
+// (AttentionOps::reads_views); if the backend declines, the outputs fall back to row-major
+// (asked again, inputs still as views), then every input is made dense (Tensor::buffer) with
+// the row-major strides already in `d`. PyTorch's attention kernels read such views too, so
+// the GPT's q, k, v (permuted slices of one projection) cost no copy where cuDNN runs.
 std::vector<Buffer> input_buffers(AttentionDesc& d, bool backward, const std::vector<const Tensor*>& ts,
-                                  const std::vector<AttentionStrides*>& strides) {
+                                  const std::vector<AttentionStrides*>& strides,
+                                  const std::vector<OutputLayout>& outputs = {}) {
   const AttentionDesc dense = d;
   std::vector<bool> as_view(ts.size(), false);
-  bool any = false;
+  bool any_input = false, any_output = false;
   for (std::size_t i = 0; i < ts.size(); ++i) {
     if (const auto s = row_aligned_view(*ts[i])) {
       *strides[i] = *s;
-      as_view[i] = any = true;
+      as_view[i] = any_input = true;
     }
   }
-  if (any && !backend(ts[0]->device()).attention_ops().reads_views(d, backward, ts[0]->device())) {
+  std::vector<AttentionStrides> row_major;  // each output's strides before, as `dense` has them
+  for (const OutputLayout& o : outputs) {
+    row_major.push_back(*o.field);
+    any_output = any_output || o.wanted != *o.field;
+    *o.field = o.wanted;
+  }
+  const Device device = ts[0]->device();
+  AttentionOps& ops = backend(device).attention_ops();
+  bool taken = (!any_input && !any_output) || ops.reads_views(d, backward, device);
+  if (!taken && any_output) {
+    for (std::size_t i = 0; i < outputs.size(); ++i) *outputs[i].field = row_major[i];
+    taken = !any_input || ops.reads_views(d, backward, device);
+  }
+  if (!taken) {
     d = dense;
     as_view.assign(ts.size(), false);
   }
@@ -143,20 +189,52 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
   const char* op = "scaled_dot_product_attention";
   AttentionDesc d = describe(op, q, k, v, options);
   AttentionResult r;
-  r.out = allocate({d.batch, d.heads_q, d.seq_q, d.value_dim}, d.dtype, q.device());
+  const std::array<std::int64_t, 4> out_sizes = {d.batch, d.heads_q, d.seq_q, d.value_dim};
   r.logsumexp = allocate({d.batch, d.heads_q, d.seq_q}, lse_dtype(d.dtype), q.device());
-  if (d.batch * d.heads_q * d.seq_q == 0) return r;
+  if (d.batch * d.heads_q * d.seq_q == 0) {
+    r.out = allocate({d.batch, d.heads_q, d.seq_q, d.value_dim}, d.dtype, q.device());
+    return r;
+  }
   const Buffer mask = options.mask ? options.mask->buffer() : Buffer{};
-  const std::vector<Buffer> in = input_buffers(d, false, {&q, &k, &v}, {&d.q_strides, &d.k_strides, &d.v_strides});
-  backend(q.device()).attention_ops().forward(d, in[0], in[1], in[2], mask, r.out.buffer(), r.logsumexp.buffer());
+  // A query view asks for the output in its layout; a backend that declines writes row-major.
+  std::vector<OutputLayout> layouts;
+  if (const auto q_view = row_aligned_view(q)) layouts.push_back({&d.out_strides, strides_in_order_of(*q_view, out_sizes)});
+  const std::vector<Buffer> in =
+      input_buffers(d, false, {&q, &k, &v}, {&d.q_strides, &d.k_strides, &d.v_strides}, layouts);
+  if (d.out_strides == dense_attention_strides(d.heads_q, d.seq_q, d.value_dim)) {
+    r.out = allocate({d.batch, d.heads_q, d.seq_q, d.value_dim}, d.dtype, q.device());
+  } else {
+    // Dense in the order of decreasing stride, returned as the [B, Hq, Sq, Dv] view of it.
+    std::vector<std::int64_t> order = {0, 1, 2, 3};
+    std::stable_sort(order.begin(), order.end(), [&](std::int64_t a, std::int64_t b) {
+      return d.out_strides[static_cast<std::size_t>(a)] > d.out_strides[static_cast<std::size_t>(b)];
+    });
+    Shape memory;
+    for (const std::int64_t dim : order) memory.push_back(out_sizes[static_cast<std::size_t>(dim)]);
+    r.out = allocate(memory, d.dtype, q.device()).permute(frontend::inverse_permutation(order));
+  }
+  const Buffer out = d.out_strides == dense_attention_strides(d.heads_q, d.seq_q, d.value_dim)
+                         ? r.out.buffer()
+                         : frontend::strided_buffer(r.out);
+  backend(q.device()).attention_ops().forward(d, in[0], in[1], in[2], mask, out, r.logsumexp.buffer());
   return r;
 }
 
-AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, const Tensor& q, const Tensor& k,
-                                                     const Tensor& v, const Tensor& out, const Tensor& logsumexp,
-                                                     const AttentionOptions& options) {
-  const char* op = "scaled_dot_product_attention_backward";
-  AttentionDesc d = describe(op, q, k, v, options);
+namespace {
+
+// Whether two tensors certainly share an element: the same view twice, or two contiguous
+// tensors whose element ranges meet. Interleaved views of one storage (dq, dk, dv as the
+// slices of one [B, S, 3, H, D] gradient) have meeting ranges and share nothing; like
+// PyTorch's overlap check, which calls such cases too hard, they pass undecided.
+bool surely_overlap(const Tensor& a, const Tensor& b) {
+  if (!frontend::may_overlap(a, b)) return false;
+  const bool same_view = a.storage_offset() == b.storage_offset() && a.strides() == b.strides();
+  return same_view || (a.is_contiguous() && b.is_contiguous());
+}
+
+// The checks of the backward's extra inputs against the forward's description.
+void check_backward_inputs(const char* op, const AttentionDesc& d, const Tensor& q, const Tensor& grad_out,
+                           const Tensor& out, const Tensor& logsumexp) {
   frontend::check_defined(op, {&grad_out, &out, &logsumexp});
   frontend::check_same_device(op, {&q, &grad_out, &out, &logsumexp});
   frontend::check_same_dtype(op, {&q, &grad_out, &out});
@@ -167,18 +245,88 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, con
                 logsumexp.description(), " must be ", shape_str({d.batch, d.heads_q, d.seq_q}));
   FERRITE_CHECK(logsumexp.dtype() == lse_dtype(d.dtype), DTypeMismatch, op, ": logsumexp ", logsumexp.description(),
                 " must be ", dtype_name(lse_dtype(d.dtype)), " (what the forward returns)");
+}
+
+// dq, dk, dv into `grads` (defined, checked): each gradient that is a row-aligned view is
+// offered to the backend as the layout to write; one the backend declines, or any other
+// non-contiguous gradient, is computed into a dense tensor and copied through its strides.
+void run_backward(AttentionDesc& d, const AttentionGrads& grads, const Tensor& grad_out, const Tensor& q,
+                  const Tensor& k, const Tensor& v, const Tensor& out, const Tensor& logsumexp,
+                  const AttentionOptions& options) {
+  const Buffer mask = options.mask ? options.mask->buffer() : Buffer{};
+  const Tensor* targets[3] = {&grads.dq, &grads.dk, &grads.dv};
+  AttentionStrides* fields[3] = {&d.dq_strides, &d.dk_strides, &d.dv_strides};
+  std::vector<OutputLayout> layouts;
+  for (std::size_t i = 0; i < 3; ++i)
+    if (const auto view = row_aligned_view(*targets[i])) layouts.push_back({fields[i], *view});
+  const std::vector<Buffer> in =
+      input_buffers(d, true, {&q, &k, &v, &out, &grad_out},
+                    {&d.q_strides, &d.k_strides, &d.v_strides, &d.out_strides, &d.grad_out_strides}, layouts);
+  const AttentionStrides row_major[3] = {dense_attention_strides(d.heads_q, d.seq_q, d.head_dim),
+                                         dense_attention_strides(d.heads_kv, d.seq_k, d.head_dim),
+                                         dense_attention_strides(d.heads_kv, d.seq_k, d.value_dim)};
+  Tensor dense[3];  // where a gradient is computed before its copy into the caller's view
+  Buffer buffers[3];
+  for (std::size_t i = 0; i < 3; ++i) {
+    if (*fields[i] != row_major[i]) {
+      buffers[i] = frontend::strided_buffer(*targets[i]);
+    } else if (targets[i]->is_contiguous()) {
+      buffers[i] = targets[i]->buffer();
+    } else {
+      dense[i] = allocate(targets[i]->shape(), d.dtype, q.device());
+      buffers[i] = dense[i].buffer();
+    }
+  }
+  backend(q.device()).attention_ops().backward(d, in[4], in[0], in[1], in[2], in[3], logsumexp.buffer(), mask,
+                                               buffers[0], buffers[1], buffers[2]);
+  for (std::size_t i = 0; i < 3; ++i)
+    if (dense[i].defined()) frontend::copy_elements(dense[i], *targets[i]);
+}
+
+}  // namespace
+
+AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, const Tensor& q, const Tensor& k,
+                                                     const Tensor& v, const Tensor& out, const Tensor& logsumexp,
+                                                     const AttentionOptions& options) {
+  const char* op = "scaled_dot_product_attention_backward";
+  AttentionDesc d = describe(op, q, k, v, options);
+  check_backward_inputs(op, d, q, grad_out, out, logsumexp);
   AttentionGrads g;
   g.dq = allocate(q.shape(), d.dtype, q.device());
   g.dk = allocate(k.shape(), d.dtype, q.device());
   g.dv = allocate(v.shape(), d.dtype, q.device());
   if (g.dq.numel() + g.dk.numel() + g.dv.numel() == 0) return g;
-  const Buffer mask = options.mask ? options.mask->buffer() : Buffer{};
-  const std::vector<Buffer> in =
-      input_buffers(d, true, {&q, &k, &v, &out, &grad_out},
-                    {&d.q_strides, &d.k_strides, &d.v_strides, &d.out_strides, &d.grad_out_strides});
-  backend(q.device()).attention_ops().backward(d, in[4], in[0], in[1], in[2], in[3], logsumexp.buffer(), mask,
-                                               g.dq.buffer(), g.dk.buffer(), g.dv.buffer());
+  run_backward(d, g, grad_out, q, k, v, out, logsumexp, options);
   return g;
+}
+
+const AttentionGrads& scaled_dot_product_attention_backward_out(const AttentionGrads& grads, const Tensor& grad_out,
+                                                                const Tensor& q, const Tensor& k, const Tensor& v,
+                                                                const Tensor& out, const Tensor& logsumexp,
+                                                                const AttentionOptions& options) {
+  const char* op = "scaled_dot_product_attention_backward_out";
+  AttentionDesc d = describe(op, q, k, v, options);
+  check_backward_inputs(op, d, q, grad_out, out, logsumexp);
+  frontend::check_defined(op, {&grads.dq, &grads.dk, &grads.dv});
+  frontend::check_same_device(op, {&q, &grads.dq, &grads.dk, &grads.dv});
+  const std::pair<const Tensor*, const Tensor*> pairs[3] = {{&grads.dq, &q}, {&grads.dk, &k}, {&grads.dv, &v}};
+  const char* names[3] = {"dq", "dk", "dv"};
+  const Tensor* read[6] = {&grad_out, &q, &k, &v, &out, &logsumexp};
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Tensor& g = *pairs[i].first;
+    FERRITE_CHECK(g.shape() == pairs[i].second->shape() && g.dtype() == d.dtype, ShapeMismatch, op, ": ", names[i],
+                  " ", g.description(), " must have the shape and dtype of its input ", pairs[i].second->description());
+    frontend::check_writable(op, g);
+    for (const Tensor* r : read)
+      FERRITE_CHECK(!surely_overlap(g, *r), InvalidArgument, op, ": ", names[i], " ", g.description(),
+                    " overlaps an input (", r->description(), ")");
+    for (std::size_t j = 0; j < i; ++j)
+      FERRITE_CHECK(!surely_overlap(g, *pairs[j].first), InvalidArgument, op, ": ", names[i], " ",
+                    g.description(), " overlaps ", names[j]);
+  }
+  if (grads.dq.numel() + grads.dk.numel() + grads.dv.numel() == 0) return grads;
+  run_backward(d, grads, grad_out, q, k, v, out, logsumexp, options);
+  return grads;
 }
 
 }  // namespace ferrite::nn

@@ -134,6 +134,15 @@ std::vector<Tensor> run_attention(const Case& c) {
     go = bshd(go).contiguous().permute({0, 2, 1, 3});
   }
   const auto fwd = nn::scaled_dot_product_attention(q, k, v, o);
+  if (c.ints[1] != 0) {
+    // The gradients written into the slices of one [B, S, 3, H, D] tensor, as the GPT's
+    // backward takes them (cuDNN writes those views in place; the other routes copy).
+    const Tensor dqkv = empty({q.size(0), q.size(2), 3, q.size(1), q.size(3)}, q.dtype(), q.device());
+    const Tensor heads = dqkv.permute({2, 0, 3, 1, 4});
+    const nn::AttentionGrads into{heads.select(0, 0), heads.select(0, 1), heads.select(0, 2)};
+    nn::scaled_dot_product_attention_backward_out(into, go, q, k, v, fwd.out, fwd.logsumexp, o);
+    return {fwd.out, fwd.logsumexp, into.dq, into.dk, into.dv};
+  }
   const auto g = nn::scaled_dot_product_attention_backward(go, q, k, v, fwd.out, fwd.logsumexp, o);
   return {fwd.out, fwd.logsumexp, g.dq, g.dk, g.dv};
 }
@@ -250,6 +259,33 @@ std::vector<ErrorCase> attention_errors(DType dtype) {
                                                    zeros({1, 2, 4}, dtype == DType::F64 ? DType::F64 : DType::F32, d));
        },
        ErrorKind::ShapeMismatch, "grad_out"},
+      {"out_grad_shape", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         const nn::AttentionResult f = scaled_dot_product_attention(x, x, x);
+         nn::scaled_dot_product_attention_backward_out({t({1, 2, 4, 8}, d), t({1, 2, 5, 8}, d), t({1, 2, 4, 8}, d)}, x,
+                                                       x, x, x, f.out, f.logsumexp);
+       },
+       ErrorKind::ShapeMismatch, "dk"},
+      {"out_grad_undefined", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         const nn::AttentionResult f = scaled_dot_product_attention(x, x, x);
+         nn::scaled_dot_product_attention_backward_out({t({1, 2, 4, 8}, d), Tensor(), t({1, 2, 4, 8}, d)}, x, x, x,
+                                                       x, f.out, f.logsumexp);
+       },
+       ErrorKind::InvalidArgument, "undefined"},
+      {"out_grad_overlaps_input", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d), y = t({1, 2, 4, 8}, d);
+         const nn::AttentionResult f = scaled_dot_product_attention(x, y, y);
+         nn::scaled_dot_product_attention_backward_out({x, t({1, 2, 4, 8}, d), t({1, 2, 4, 8}, d)}, y, x, y, y, f.out,
+                                                       f.logsumexp);
+       },
+       ErrorKind::InvalidArgument, "overlaps an input"},
+      {"out_grads_alias", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d), g = t({1, 2, 4, 8}, d);
+         const nn::AttentionResult f = scaled_dot_product_attention(x, x, x);
+         nn::scaled_dot_product_attention_backward_out({g, g, t({1, 2, 4, 8}, d)}, x, x, x, x, f.out, f.logsumexp);
+       },
+       ErrorKind::InvalidArgument, "overlaps dq"},
   };
 }
 

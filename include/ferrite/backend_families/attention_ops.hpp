@@ -2,8 +2,9 @@
 // out through Backend::attention_ops(); each backend implements it in its own files
 // (src/cpu/attention/, src/cuda/attention/). Like Backend, it receives validated Buffers from
 // the front end and may only assert: dense row-major ones, except that q, k, v (and in the
-// backward out and grad_out) may be views read through their strides when the backend said
-// it takes them (AttentionOps::reads_views). Outputs are always dense.
+// backward out and grad_out) may be views read through their strides, and the outputs (the
+// forward's out, the backward's dq, dk, dv) views written through theirs, when the backend
+// said it takes them (AttentionOps::reads_views).
 #pragma once
 
 #include <array>
@@ -38,13 +39,15 @@ struct AttentionDesc {
   AttentionMaskKind mask = AttentionMaskKind::None;
   /// Element strides of the mask over [batch, heads_q, seq_q, seq_k]; 0 where broadcast.
   std::array<std::int64_t, 4> mask_strides{};
-  /// Element strides of q, k, v and (backward) out and grad_out, relative to each Buffer's
-  /// data(). Row-major unless the front end passes views (AttentionOps::reads_views): then
-  /// the head-dim stride is 1, every other stride of a dim longer than 1 is a positive
-  /// multiple of 16 bytes (a dim of extent 1 has its row-major stride over the inner dims'
-  /// strides), and each view's first element is 16-byte aligned. The forward ignores
-  /// out_strides and grad_out_strides (kept row-major).
+  /// Element strides of q, k, v, out (written by the forward, read by the backward),
+  /// grad_out and the backward's dq, dk, dv, relative to each Buffer's data(). Row-major
+  /// unless the front end passes views (AttentionOps::reads_views): then the head-dim stride
+  /// is 1, every other stride of a dim longer than 1 is a positive multiple of 16 bytes (a
+  /// dim of extent 1 has its row-major stride over the inner dims' strides), and each view's
+  /// first element is 16-byte aligned. An output view addresses each element once. The
+  /// forward ignores grad_out_strides and the gradients' strides.
   AttentionStrides q_strides{}, k_strides{}, v_strides{}, out_strides{}, grad_out_strides{};
+  AttentionStrides dq_strides{}, dk_strides{}, dv_strides{};
 
   std::int64_t group() const { return heads_kv > 0 ? heads_q / heads_kv : 1; }
   /// Whether every operand's strides are the row-major ones.
@@ -53,7 +56,10 @@ struct AttentionDesc {
            k_strides == dense_attention_strides(heads_kv, seq_k, head_dim) &&
            v_strides == dense_attention_strides(heads_kv, seq_k, value_dim) &&
            out_strides == dense_attention_strides(heads_q, seq_q, value_dim) &&
-           grad_out_strides == dense_attention_strides(heads_q, seq_q, value_dim);
+           grad_out_strides == dense_attention_strides(heads_q, seq_q, value_dim) &&
+           dq_strides == dense_attention_strides(heads_q, seq_q, head_dim) &&
+           dk_strides == dense_attention_strides(heads_kv, seq_k, head_dim) &&
+           dv_strides == dense_attention_strides(heads_kv, seq_k, value_dim);
   }
 };
 
@@ -62,10 +68,12 @@ class AttentionOps {
   virtual ~AttentionOps() = default;
   /// Whether attention runs for inputs of `dtype` on this backend.
   virtual bool supports(DType dtype) const = 0;
-  /// Whether forward (backward: false/true) reads its inputs through desc's strides as given,
-  /// on `device`. The front end asks only when some input is a view (desc.dense() is false);
-  /// on false it makes every view dense (Tensor::buffer) and passes row-major strides. A
-  /// backend that says true must run that call without copying the views. Default: never.
+  /// Whether forward (backward: false/true) reads its inputs and writes its outputs through
+  /// desc's strides as given, on `device`. The front end asks only when some operand is a
+  /// view (desc.dense() is false); on false it asks again with dense outputs (when it had
+  /// asked for output views), then makes every view dense (Tensor::buffer) and passes
+  /// row-major strides. A backend that says true must run that call without copying the
+  /// views. Default: never.
   virtual bool reads_views(const AttentionDesc& desc, bool backward, Device device) {
     (void)desc;
     (void)backward;

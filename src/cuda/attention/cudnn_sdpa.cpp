@@ -4,7 +4,8 @@
 // backward out and dO [B, Hq, Sq, Dv]) with the strides the description gives (row-major, or
 // those of views such as q/k/v permuted out of one [B, S, 3, H, D] projection: cuDNN reads
 // any BHSD strides with a unit head-dim stride and 16-byte-aligned rows), out, dq, dk, dv
-// dense row-major, the F32 Stats [B, Hq, Sq, 1]
+// written through theirs likewise (out in q's layout, the gradients into the slices of one
+// [B, S, 3, H, D] gradient), the F32 Stats [B, Hq, Sq, 1]
 // being exactly ferrite's logsumexp (natural log of sum exp of the scaled scores: cuDNN's
 // default, stats_use_log2 left off); grouped-query attention is cuDNN's own (k/v with fewer
 // heads); causal is cuDNN's diagonal band with right bound 0 aligned TOP_LEFT, i.e. key j is
@@ -62,8 +63,8 @@ struct Key {
   bool causal;
   std::uint32_t scale_bits;  // the float cuDNN is given
   bool backward;
-  // q, k, v and (backward only; zeros in a forward key) out and dO.
-  std::array<AttentionStrides, 5> strides;
+  // q, k, v, out, and (backward only; zeros in a forward key) dO, dq, dk, dv.
+  std::array<AttentionStrides, 8> strides;
   auto tie() const { return std::tie(dtype, b, hq, hkv, sq, sk, d, dv, causal, scale_bits, backward, strides); }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
@@ -105,7 +106,8 @@ Key key_of(const AttentionDesc& d, bool backward) {
           d.causal,
           std::bit_cast<std::uint32_t>(static_cast<float>(d.scale)),
           backward,
-          {d.q_strides, d.k_strides, d.v_strides, backward ? d.out_strides : none, backward ? d.grad_out_strides : none}};
+          {d.q_strides, d.k_strides, d.v_strides, d.out_strides, backward ? d.grad_out_strides : none,
+           backward ? d.dq_strides : none, backward ? d.dk_strides : none, backward ? d.dv_strides : none}};
 }
 
 // An input 4-D tensor of the graph with the description's strides.
@@ -118,8 +120,10 @@ TensorPtr input(fe::graph::Graph& g, const char* name, Uid uid, std::int64_t n0,
                       .set_stride({strides[0], strides[1], strides[2], strides[3]}));
 }
 
-void set_dense(const TensorPtr& t, Uid uid, std::int64_t n0, std::int64_t n1, std::int64_t n2, std::int64_t n3) {
-  t->set_output(true).set_uid(uid).set_dim({n0, n1, n2, n3}).set_stride({n1 * n2 * n3, n2 * n3, n3, 1});
+// An output 4-D tensor of the graph with the description's strides.
+void set_output(const TensorPtr& t, Uid uid, std::int64_t n0, std::int64_t n1, std::int64_t n2, std::int64_t n3,
+                const AttentionStrides& strides) {
+  t->set_output(true).set_uid(uid).set_dim({n0, n1, n2, n3}).set_stride({strides[0], strides[1], strides[2], strides[3]});
 }
 
 // ferrite's logsumexp [B, Hq, Sq] as cuDNN's Stats [B, Hq, Sq, 1].
@@ -150,7 +154,7 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionDesc& d, fe::Atte
                      .set_implementation(impl);
   if (d.causal) options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
   auto [o, stats] = g->sdpa(q, k, v, std::move(options));
-  set_dense(o, kO, d.batch, d.heads_q, d.seq_q, d.value_dim);
+  set_output(o, kO, d.batch, d.heads_q, d.seq_q, d.value_dim, d.out_strides);
   stats->set_output(true);
   set_stats(stats, d);
   return g;
@@ -171,9 +175,9 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
                      .set_deterministic_algorithm(true);
   if (d.causal) options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
   auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dout, stats, std::move(options));
-  set_dense(dq, kDQ, d.batch, d.heads_q, d.seq_q, d.head_dim);
-  set_dense(dk, kDK, d.batch, d.heads_kv, d.seq_k, d.head_dim);
-  set_dense(dv, kDV, d.batch, d.heads_kv, d.seq_k, d.value_dim);
+  set_output(dq, kDQ, d.batch, d.heads_q, d.seq_q, d.head_dim, d.dq_strides);
+  set_output(dk, kDK, d.batch, d.heads_kv, d.seq_k, d.head_dim, d.dk_strides);
+  set_output(dv, kDV, d.batch, d.heads_kv, d.seq_k, d.value_dim, d.dv_strides);
   return g;
 }
 
@@ -324,7 +328,8 @@ bool eligible(const AttentionDesc& d) {
   };
   if (!fits(d.q_strides, d.heads_q, d.seq_q, d.head_dim) || !fits(d.k_strides, d.heads_kv, d.seq_k, d.head_dim) ||
       !fits(d.v_strides, d.heads_kv, d.seq_k, d.value_dim) || !fits(d.out_strides, d.heads_q, d.seq_q, d.value_dim) ||
-      !fits(d.grad_out_strides, d.heads_q, d.seq_q, d.value_dim))
+      !fits(d.grad_out_strides, d.heads_q, d.seq_q, d.value_dim) || !fits(d.dq_strides, d.heads_q, d.seq_q, d.head_dim) ||
+      !fits(d.dk_strides, d.heads_kv, d.seq_k, d.head_dim) || !fits(d.dv_strides, d.heads_kv, d.seq_k, d.value_dim))
     return false;
   return std::isfinite(static_cast<float>(d.scale));
 }
