@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -206,8 +207,25 @@ TEST_F(CudnnAttention, PermutedProjectionViewsRunWithoutCopies) {
           {"out", {fv.out, fd.out}}, {"logsumexp", {fv.logsumexp, fd.logsumexp}},
           {"dq", {bv.dq, bd.dq}},    {"dk", {bv.dk, bd.dk}},
           {"dv", {bv.dv, bd.dv}}};
+      // cuDNN writes the views' out in q's layout, [B, T, H, D] in memory (as PyTorch's SDPA);
+      // the own kernels (F32) write it row-major.
+      EXPECT_TRUE(dtype == DType::F32 ? fv.out.is_contiguous() : fv.out.permute({0, 2, 1, 3}).is_contiguous());
+      // The gradients written straight into the slices of one [B, T, 3, H, D] tensor: cuDNN
+      // plans that graph too (one more, no decline), and the bits are the dense call's.
+      const Tensor dqkv = empty({b, t, 3, h, d}, dtype, gpu);
+      const Tensor dheads = dqkv.permute({2, 0, 3, 1, 4});
+      const nn::AttentionGrads into{dheads.select(0, 0), dheads.select(0, 1), dheads.select(0, 2)};
+      nn::scaled_dot_product_attention_backward_out(into, grad_out, q, k, v, fv.out, fv.logsumexp, o);
+      if (dtype != DType::F32) {
+        const sdpa::CacheInfo after = sdpa::cache_info(0);
+        EXPECT_EQ(after.size, 5u);
+        EXPECT_EQ(after.unsupported, 0) << after.last_unsupported_reason;
+      }
+      for (const auto& [name, view, dense] : {std::tuple{"dq into", into.dq, bd.dq}, std::tuple{"dk into", into.dk, bd.dk},
+                                              std::tuple{"dv into", into.dv, bd.dv}})
+        EXPECT_TRUE(bytes(view) == bytes(dense)) << name;
       for (const auto& [name, pair] : results) {
-        EXPECT_TRUE(pair.first.is_contiguous()) << name;
+        if (std::string(name) != "out") EXPECT_TRUE(pair.first.is_contiguous()) << name;
         EXPECT_TRUE(bytes(pair.first) == bytes(pair.second))
             << name << " from views differs from the dense inputs' (within the usual tolerance: \""
             << conformance::compare(pair.first.to(Device::cpu()), pair.second.to(Device::cpu()), {3e-2, 1e-2})
