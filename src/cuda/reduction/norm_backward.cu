@@ -133,13 +133,17 @@ __device__ __forceinline__ void add_residual_items(const T* row, std::int64_t co
   }
 }
 
-template <class T, class Gr, int G, int N>
+// kResidual: a.residual may be set (tested once a row). A template parameter so that the
+// same-dtype calls without one run the code they ran before the option existed: the runtime
+// test alone took the F32 [rows, 128] kernel from 64 to 68 registers (four blocks a
+// multiprocessor to three). Calls with a two-byte grad always take the kResidual form.
+template <class T, class Gr, int G, int N, bool kResidual>
 __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
     norm_backward_rows_kernel(NormBackwardArgs<T, Gr> a, std::int64_t iterations, bool vec) {
   using A = acc_t<T>;
   constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize;
   constexpr bool kStaged = kStagedRows<T, N>;
-  static_assert(!kStaged || std::is_same_v<T, Gr>, "the staged rows copy grad as T");
+  static_assert(!kStaged || (std::is_same_v<T, Gr> && !kResidual), "the staged rows copy grad as T, no residual");
   constexpr int kStageVectors = kStaged ? N / kV : 1;
   __shared__ SumPair<A> smem[kRowThreads / 32];
   __shared__ A column_smem[kGroups > 1 ? kGroups * G : 1];
@@ -249,7 +253,7 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
         dw[n] += gv[n] * xv[n];
         db[n] += gv[n];
       }
-      if constexpr (!kStaged) {
+      if constexpr (kResidual) {
         if (a.residual) add_residual_items<T, G, N>(a.residual + row * a.cols, a.cols, t, vec, out);
       }
       store_items<T, G, N>(a.dx + row * a.cols, a.cols, t, vec, out);
@@ -277,7 +281,7 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 }
 
 // Long rows: dx of one row per block, two passes.
-template <class T, class Gr>
+template <class T, class Gr, bool kResidual>
 __global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T, Gr> a) {
   using A = acc_t<T>;
   __shared__ SumPair<A> smem[kLongRowThreads / 32];
@@ -296,7 +300,9 @@ __global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kerne
   for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
     const A xhat = (load_acc(a.x, base + c) - mu) * r;
     A v = r * (static_cast<A>(load_acc(a.grad, base + c)) * weight(c) - mean_gw - xhat * mean_gw_xhat);
-    if (a.residual) v += load_acc(a.residual, base + c);
+    if constexpr (kResidual) {
+      if (a.residual) v += load_acc(a.residual, base + c);
+    }
     a.dx[base + c] = detail::narrow<T>(v);
   }
 }
@@ -356,7 +362,7 @@ __global__ void __launch_bounds__(kRowThreads)
 }
 
 // The backward of rows of T with a gradient of Gr (T, or F16/BF16 for F32 T).
-template <class T, class Gr>
+template <class T, class Gr, bool kResidual>
 void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
                           const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
                           const Buffer& dbias, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
@@ -395,15 +401,15 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
       if constexpr (kStagedRows<T, N>) {
         if (vec) {
           bytes = staged_backward_bytes<T, N>();
-          prepare_staged_kernel(norm_backward_rows_kernel<T, Gr, G, N>, bytes);
+          prepare_staged_kernel(norm_backward_rows_kernel<T, Gr, G, N, kResidual>, bytes);
         }
       }
-      norm_backward_rows_kernel<T, Gr, G, N><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
+      norm_backward_rows_kernel<T, Gr, G, N, kResidual><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
           a, iterations, vec);
     });
     FERRITE_CUDA_CHECK_LAUNCH();
   } else {
-    norm_backward_long_rows_kernel<T, Gr><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
+    norm_backward_long_rows_kernel<T, Gr, kResidual><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
     FERRITE_CUDA_CHECK_LAUNCH();
     if (a.partial_dweight || a.partial_dbias) {
       const std::int64_t rows_per_part = (rows + parts - 1) / parts;
@@ -443,19 +449,26 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
       FERRITE_CHECK(!residual.defined() || sizeof(T) >= 4, Unsupported, name, "residual with ",
                     dtype_name(x.dtype()), " input on cuda");
       if (grad.dtype() == x.dtype()) {
-        launch_norm_backward<T, T>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows, cols,
-                                   stream);
+        if constexpr (sizeof(T) >= 4) {
+          if (residual.defined()) {
+            launch_norm_backward<T, T, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows,
+                                             cols, stream);
+            return;
+          }
+        }
+        launch_norm_backward<T, T, false>(centred, grad, x, mean, rstd, weight, Buffer(), dx, dweight, dbias, rows,
+                                          cols, stream);
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
         if (grad.dtype() == DType::BF16) {
-          launch_norm_backward<float, BFloat16>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias,
-                                                rows, cols, stream);
+          launch_norm_backward<float, BFloat16, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight,
+                                                      dbias, rows, cols, stream);
           return;
         }
         if (grad.dtype() == DType::F16) {
-          launch_norm_backward<float, Half>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows,
-                                            cols, stream);
+          launch_norm_backward<float, Half, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias,
+                                                  rows, cols, stream);
           return;
         }
       }
