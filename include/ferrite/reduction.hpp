@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -112,11 +113,41 @@ struct RmsNormGrads {
   Tensor dweight;  // undefined when no weight was given
 };
 
+/// Mixed-precision forward (a BF16 training step keeps its residual stream in F32 and feeds the
+/// norm's output to a BF16 matmul): out_dtype F16 or BF16 for an F32 input writes y in that
+/// dtype directly, each element computed in float exactly as for an F32 y and rounded once, so
+/// y is bit for bit layer_norm(x, ...).y.to(out_dtype) without the F32 y ever being stored
+/// (one pass less over memory). Unset or x's dtype: the ordinary call. Any other combination
+/// throws (Unsupported). mean and rstd are unchanged (F32).
+struct LayerNormOptions {
+  std::optional<DType> out_dtype;
+};
+/// Mixed-precision backward, the two fusions the forward options call for:
+///  * grad may be F16 or BF16 when x is F32 (the gradient of a y made with out_dtype): it is
+///    widened as it is read, the same values as passing grad.to(F32); dx, dweight and dbias
+///    stay in x's dtype.
+///  * residual (optional; x's shape and dtype, F32 or F64 only): dx = residual + the norm's
+///    input gradient, added before the single store (one rounding: F32 results are bit for bit
+///    residual + layer_norm_backward(...).dx), which saves the separate add of the residual
+///    stream's gradient and its pass over memory. It must not share memory with the outputs.
+struct LayerNormBackwardOptions {
+  Tensor residual;
+};
+/// The same options for rms_norm / rms_norm_backward.
+struct RmsNormOptions {
+  std::optional<DType> out_dtype;
+};
+struct RmsNormBackwardOptions {
+  Tensor residual;
+};
+
 /// weight and bias are optional (pass Tensor()); each has x.size(-1) elements and x's dtype.
-LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5);
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight = {}, const Tensor& bias = {}, double eps = 1e-5,
+                           const LayerNormOptions& options = {});
 LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& mean, const Tensor& rstd,
-                                   const Tensor& weight = {});
-RmsNormResult rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6);
-RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& rstd, const Tensor& weight = {});
+                                   const Tensor& weight = {}, const LayerNormBackwardOptions& options = {});
+RmsNormResult rms_norm(const Tensor& x, const Tensor& weight = {}, double eps = 1e-6, const RmsNormOptions& options = {});
+RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& rstd, const Tensor& weight = {},
+                               const RmsNormBackwardOptions& options = {});
 
 }  // namespace ferrite

@@ -72,6 +72,39 @@ void check_stat(const char* name, const char* what, const Tensor& s, const Tenso
                 rc.rows, " elements, one per row (input ", x.description(), ")");
 }
 
+// The mixed-precision options (LayerNormOptions, LayerNormBackwardOptions; the same for the RMS
+// norm): an F32 input may have an F16/BF16 output, or an F16/BF16 gradient; a residual adds to
+// dx in F32 or F64 only (the two-byte kernels store their dx through a path of their own, and
+// the training step this serves keeps its residual stream in F32).
+DType norm_out_dtype(const char* name, const Tensor& x, std::optional<DType> out_dtype) {
+  const DType out = out_dtype.value_or(x.dtype());
+  FERRITE_CHECK(out == x.dtype() || (x.dtype() == DType::F32 && is_half_precision(out)), Unsupported, name,
+                ": out_dtype ", dtype_name(out), " requested for input ", x.description(),
+                "; allowed: the input's dtype, or F16/BF16 from an F32 input");
+  return out;
+}
+
+void check_norm_grad(const char* name, const Tensor& grad, const Tensor& x) {
+  frontend::check_defined(name, {&grad, &x});
+  frontend::check_same_device(name, {&grad, &x});
+  FERRITE_CHECK(grad.dtype() == x.dtype() || (x.dtype() == DType::F32 && is_half_precision(grad.dtype())),
+                DTypeMismatch, name, ": grad is ", grad.description(), " for input ", x.description(),
+                "; allowed: the input's dtype, or F16/BF16 for an F32 input");
+  FERRITE_CHECK(grad.shape() == x.shape(), ShapeMismatch, name, ": grad is ", grad.description(), " but input is ",
+                x.description(), " (shapes must match)");
+}
+
+void check_residual(const char* name, const Tensor& residual, const Tensor& x) {
+  if (!residual.defined()) return;
+  frontend::check_same_device(name, {&x, &residual});
+  FERRITE_CHECK(residual.dtype() == x.dtype(), DTypeMismatch, name, ": residual is ", residual.description(),
+                ", expected dtype ", dtype_name(x.dtype()), " (input ", x.description(), ")");
+  FERRITE_CHECK(residual.shape() == x.shape(), ShapeMismatch, name, ": residual is ", residual.description(),
+                ", expected the input's shape (input ", x.description(), ")");
+  FERRITE_CHECK(x.dtype() == DType::F32 || x.dtype() == DType::F64, Unsupported, name, ": residual with input ",
+                x.description(), "; a residual is added in the kernel for F32 and F64 inputs only");
+}
+
 // The norms' inputs come through Tensor::buffer(), which is 16-byte aligned (a view off the
 // grid, such as a weight one element into its storage, is copied): the CUDA norm kernels take
 // vector loads only when every row and parameter is aligned, and otherwise a scalar layout
@@ -94,7 +127,8 @@ Tensor log_softmax_backward(const Tensor& grad, const Tensor& y, std::int64_t di
   return softmax_backward_impl(Op::LogSoftmaxBackward, grad, y, dim);
 }
 
-LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps) {
+LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& bias, double eps,
+                           const LayerNormOptions& options) {
   const char* name = "layer_norm";
   frontend::check_defined(name, {&x});
   frontend::check_supported(Op::LayerNorm, x.dtype(), x.device());
@@ -102,8 +136,9 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   check_affine(name, "weight", weight, x, rc.cols);
   check_affine(name, "bias", bias, x, rc.cols);
   FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
+  const DType out_dtype = norm_out_dtype(name, x, options.out_dtype);
   LayerNormResult r;
-  r.y = frontend::allocate(x.shape(), x.dtype(), x.device());
+  r.y = frontend::allocate(x.shape(), out_dtype, x.device());
   r.mean = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   if (rc.rows > 0)
@@ -113,14 +148,15 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
 }
 
 LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& mean, const Tensor& rstd,
-                                   const Tensor& weight) {
+                                   const Tensor& weight, const LayerNormBackwardOptions& options) {
   const char* name = "layer_norm_backward";
-  frontend::check_grad(name, grad, x, "input");
+  check_norm_grad(name, grad, x);
   frontend::check_supported(Op::LayerNormBackward, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_stat(name, "mean", mean, x, rc);
   check_stat(name, "rstd", rstd, x, rc);
   check_affine(name, "weight", weight, x, rc.cols);
+  check_residual(name, options.residual, x);
   LayerNormGrads g;
   g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
   if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
@@ -130,21 +166,23 @@ LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Te
     if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
     return g;
   }
-  backend(x.device()).reductions().layer_norm_backward(aligned(grad), aligned(x), mean.buffer(), rstd.buffer(),
-                                                       aligned_or_none(weight), g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(),
-                                                       g.dbias.buffer(), rc.rows, rc.cols);
+  backend(x.device()).reductions().layer_norm_backward(
+      aligned(grad), aligned(x), mean.buffer(), rstd.buffer(), aligned_or_none(weight),
+      aligned_or_none(options.residual), g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(),
+      g.dbias.buffer(), rc.rows, rc.cols);
   return g;
 }
 
-RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps) {
+RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps, const RmsNormOptions& options) {
   const char* name = "rms_norm";
   frontend::check_defined(name, {&x});
   frontend::check_supported(Op::RmsNorm, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_affine(name, "weight", weight, x, rc.cols);
   FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
+  const DType out_dtype = norm_out_dtype(name, x, options.out_dtype);
   RmsNormResult r;
-  r.y = frontend::allocate(x.shape(), x.dtype(), x.device());
+  r.y = frontend::allocate(x.shape(), out_dtype, x.device());
   r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   if (rc.rows > 0)
     backend(x.device()).reductions().rms_norm(aligned(x), aligned_or_none(weight), r.y.buffer(), r.rstd.buffer(), rc.rows,
@@ -152,13 +190,15 @@ RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps) {
   return r;
 }
 
-RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& rstd, const Tensor& weight) {
+RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor& rstd, const Tensor& weight,
+                               const RmsNormBackwardOptions& options) {
   const char* name = "rms_norm_backward";
-  frontend::check_grad(name, grad, x, "input");
+  check_norm_grad(name, grad, x);
   frontend::check_supported(Op::RmsNormBackward, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_stat(name, "rstd", rstd, x, rc);
   check_affine(name, "weight", weight, x, rc.cols);
+  check_residual(name, options.residual, x);
   RmsNormGrads g;
   g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
   if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
@@ -167,7 +207,7 @@ RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor
     return g;
   }
   backend(x.device()).reductions().rms_norm_backward(aligned(grad), aligned(x), rstd.buffer(), aligned_or_none(weight),
-                                                     g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(), rc.rows, rc.cols);
+                                                     aligned_or_none(options.residual), g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(), rc.rows, rc.cols);
   return g;
 }
 

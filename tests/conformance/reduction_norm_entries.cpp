@@ -250,6 +250,165 @@ Entry norm_backward_entry(bool centred) {
 FERRITE_CONFORMANCE(norm_backward_entry(true));
 FERRITE_CONFORMANCE(norm_backward_entry(false));
 
+// ---- mixed precision (LayerNormOptions / LayerNormBackwardOptions, the RMS norm's alike) ----
+// Checked against the composed ops they replace: on the CPU bit for bit, on CUDA against the
+// CPU within the tolerances of the dtypes involved.
+
+// out_dtype: the entry's dtype is the output's (F16, BF16); x, weight and bias are F32 (the
+// norm cases of F32, special rows included). ints[2] carries the output dtype to run_outputs.
+Entry norm_out_dtype_entry(bool centred) {
+  const std::string name = centred ? "layer_norm" : "rms_norm";
+  Entry e;
+  e.op = name + " (out_dtype)";
+  e.dtypes = {DType::F16, DType::BF16};
+  e.cases = [centred](DType d, Rng& rng) {
+    std::vector<Case> cases = norm_cases(DType::F32, rng, centred);
+    for (Case& c : cases) c.ints.push_back(static_cast<std::int64_t>(d));
+    return cases;
+  };
+  e.run_outputs = [centred](const Case& c) {
+    const DType out = static_cast<DType>(c.ints[2]);
+    if (centred) {
+      auto r = layer_norm(c.inputs[0], weight_of(c), bias_of(c), c.reals[0], LayerNormOptions{.out_dtype = out});
+      return std::vector<Tensor>{r.y, r.mean, r.rstd};
+    }
+    auto r = rms_norm(c.inputs[0], weight_of(c), c.reals[0], RmsNormOptions{.out_dtype = out});
+    return std::vector<Tensor>{r.y, r.rstd};
+  };
+  // The F32 norm, then its y cast: what the option saves a pass over memory for.
+  e.reference_outputs = [centred](const Case& c) {
+    const DType out = static_cast<DType>(c.ints[2]);
+    if (centred) {
+      auto r = layer_norm(c.inputs[0], weight_of(c), bias_of(c), c.reals[0]);
+      return std::vector<Tensor>{r.y.to(out), r.mean, r.rstd};
+    }
+    auto r = rms_norm(c.inputs[0], weight_of(c), c.reals[0]);
+    return std::vector<Tensor>{r.y.to(out), r.rstd};
+  };
+  e.reference_tolerance = exact;
+  // y: the F32 y's tolerance, then one rounding to the output dtype; the statistics as F32's.
+  e.output_backend_tolerance = [](DType d, std::size_t output) {
+    return output > 0 ? accumulated(DType::F32) : accumulated(d);
+  };
+  e.errors = [name, centred](DType d) {
+    auto forward = [centred](const Tensor& x, DType out) {
+      if (centred) layer_norm(x, Tensor(), Tensor(), 1e-5, LayerNormOptions{.out_dtype = out});
+      else rms_norm(x, Tensor(), 1e-6, RmsNormOptions{.out_dtype = out});
+    };
+    const std::string allowed = "allowed: the input's dtype, or F16/BF16 from an F32 input";
+    return std::vector<ErrorCase>{
+        {"half output of an F64 input", [=](Device dev) { forward(zeros({4, 8}, DType::F64, dev), d); },
+         ErrorKind::Unsupported, name + ": out_dtype " + std::string(dtype_name(d)) + " requested for input [4, 8] F64"},
+        {"F64 output of an F32 input", [=](Device dev) { forward(zeros({4, 8}, DType::F32, dev), DType::F64); },
+         ErrorKind::Unsupported, allowed},
+        {"F32 output of a half input", [=](Device dev) { forward(zeros({4, 8}, d, dev), DType::F32); },
+         ErrorKind::Unsupported, name + ": out_dtype F32 requested for input [4, 8] " + std::string(dtype_name(d))},
+        {"integer output", [=](Device dev) { forward(zeros({4, 8}, DType::F32, dev), DType::I32); },
+         ErrorKind::Unsupported, allowed},
+    };
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(norm_out_dtype_entry(true));
+FERRITE_CONFORMANCE(norm_out_dtype_entry(false));
+
+// grad of another dtype and the residual. The entry's dtype is grad's: F16/BF16 (x F32;
+// every other case also with a residual, the two fused as a BF16 training step uses them),
+// or F32/F64 (x of that dtype, every case with a residual: the same-dtype calls without one
+// are norm_backward_entry's). Inputs {x, weight, bias, grad, residual}; ints[2]: residual used.
+Entry norm_mixed_backward_entry(bool centred) {
+  const std::string name = centred ? "layer_norm_backward" : "rms_norm_backward";
+  Entry e;
+  e.op = name + " (half grad, residual)";
+  e.dtypes = {DType::F32, DType::F64, DType::F16, DType::BF16};
+  e.cases = [centred](DType d, Rng& rng) {
+    const DType xd = is_half_precision(d) ? DType::F32 : d;
+    std::vector<Case> cases = norm_cases(xd, rng, centred);
+    std::vector<Case> out;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      Case c = cases[i];
+      c.inputs[3] = c.inputs[3].to(d);
+      const bool residual = !is_half_precision(d) || i % 2 == 1;
+      c.inputs.push_back(random(c.inputs[0].shape(), xd, rng));
+      c.ints.push_back(residual ? 1 : 0);
+      if (residual) c.label += " residual";
+      out.push_back(std::move(c));
+    }
+    // Non-finite and signed-zero values in the residual itself.
+    for (auto [rows, cols] : special_row_shapes()) {
+      const Shape s{rows, cols};
+      out.push_back({"special rows in residual " + shape_str(s),
+                     {random(s, xd, rng), random({cols}, xd, rng, 0.5, 2), random({cols}, xd, rng), random(s, d, rng),
+                      special_rows(rows, cols, xd, rng)},
+                     {1, centred ? 1 : 0, 1},
+                     {1e-5}});
+    }
+    return out;
+  };
+  auto outputs = [centred](const Case& c, const Tensor& grad, const Tensor& residual) {
+    const Tensor x = c.inputs[0], w = weight_of(c), b = bias_of(c);
+    std::vector<Tensor> out;
+    if (centred) {
+      auto f = layer_norm(x, w, b, c.reals[0]);
+      auto r = layer_norm_backward(grad, x, f.mean, f.rstd, w, LayerNormBackwardOptions{.residual = residual});
+      out = {r.dx, r.dbias};
+      if (w.defined()) out.push_back(r.dweight);
+    } else {
+      auto f = rms_norm(x, w, c.reals[0]);
+      auto r = rms_norm_backward(grad, x, f.rstd, w, RmsNormBackwardOptions{.residual = residual});
+      out = {r.dx};
+      if (w.defined()) out.push_back(r.dweight);
+    }
+    return out;
+  };
+  e.run_outputs = [outputs](const Case& c) { return outputs(c, c.inputs[3], c.ints[2] ? c.inputs[4] : Tensor()); };
+  // The composed ops: grad widened first, the residual added by a separate add.
+  e.reference_outputs = [outputs](const Case& c) {
+    std::vector<Tensor> out = outputs(c, c.inputs[3].to(c.inputs[0].dtype()), Tensor());
+    if (c.ints[2]) out[0] = c.inputs[4] + out[0];
+    return out;
+  };
+  e.reference_tolerance = exact;
+  e.backend_tolerance = [](DType d) {
+    return d == DType::F64 ? accumulated(DType::F64) : Tolerance{1e-4, 1e-4};  // x is F32 or F64
+  };
+  e.errors = [name, centred](DType d) {
+    const DType xd = is_half_precision(d) ? DType::F32 : d;
+    auto backward = [centred](const Tensor& g, const Tensor& x, const Tensor& residual) {
+      const Tensor s = zeros({x.shape()[0]}, x.dtype() == DType::F64 ? DType::F64 : DType::F32, x.device());
+      if (centred) layer_norm_backward(g, x, s, s, Tensor(), LayerNormBackwardOptions{.residual = residual});
+      else rms_norm_backward(g, x, s, Tensor(), RmsNormBackwardOptions{.residual = residual});
+    };
+    return std::vector<ErrorCase>{
+        {"residual of the wrong shape",
+         [=](Device dev) { backward(zeros({4, 8}, xd, dev), zeros({4, 8}, xd, dev), zeros({4, 9}, xd, dev)); },
+         ErrorKind::ShapeMismatch, name + ": residual is [4, 9]"},
+        {"residual of another dtype",
+         [=](Device dev) {
+           const DType other = xd == DType::F64 ? DType::F32 : DType::F64;
+           backward(zeros({4, 8}, xd, dev), zeros({4, 8}, xd, dev), zeros({4, 8}, other, dev));
+         },
+         ErrorKind::DTypeMismatch, name + ": residual is [4, 8] "},
+        {"half grad of an F64 input",
+         [=](Device dev) { backward(zeros({4, 8}, DType::BF16, dev), zeros({4, 8}, DType::F64, dev), Tensor()); },
+         ErrorKind::DTypeMismatch, name + ": grad is [4, 8] BF16"},
+        {"F32 grad of a half input",
+         [=](Device dev) { backward(zeros({4, 8}, DType::F32, dev), zeros({4, 8}, DType::F16, dev), Tensor()); },
+         ErrorKind::DTypeMismatch, "allowed: the input's dtype, or F16/BF16 for an F32 input"},
+        {"residual of a half input",
+         [=](Device dev) {
+           backward(zeros({4, 8}, DType::BF16, dev), zeros({4, 8}, DType::BF16, dev), zeros({4, 8}, DType::BF16, dev));
+         },
+         ErrorKind::Unsupported, "residual is added in the kernel for F32 and F64 inputs only"},
+    };
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(norm_mixed_backward_entry(true));
+FERRITE_CONFORMANCE(norm_mixed_backward_entry(false));
+
 // Backend forward and backward against central differences of the host norm (with exact
 // statistics), for dx, dbias and dweight, in F64.
 Entry norm_fd_entry(bool centred) {

@@ -55,21 +55,25 @@ class ReductionOps {
                                 const ReduceExtents& e) = 0;
 
   /// y = (x - mean) * rstd * weight + bias per row; mean and rstd (F32, F64 for F64 input)
-  /// have one element per row.
+  /// have one element per row. y is x's dtype, or F16/BF16 for an F32 x (each element computed
+  /// as for an F32 y, then rounded once to y's dtype).
   virtual void layer_norm(const Buffer& x, const Buffer& weight, const Buffer& bias, const Buffer& y,
                           const Buffer& mean, const Buffer& rstd, std::int64_t rows, std::int64_t cols,
                           double eps) = 0;
-  /// dx always; dweight when weight is defined; dbias (the column sums of grad) always.
+  /// dx always; dweight when weight is defined; dbias (the column sums of grad) always. grad is
+  /// x's dtype, or F16/BF16 for an F32 x (widened as read). residual (x's dtype, F32 or F64;
+  /// undefined when absent) is added to dx before its one rounding.
   virtual void layer_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                                   const Buffer& weight, const Buffer& dx, const Buffer& dweight,
-                                   const Buffer& dbias, std::int64_t rows, std::int64_t cols) = 0;
-  /// y = x * rstd * weight, rstd = 1 / sqrt(mean(x^2) + eps) per row.
+                                   const Buffer& weight, const Buffer& residual, const Buffer& dx,
+                                   const Buffer& dweight, const Buffer& dbias, std::int64_t rows,
+                                   std::int64_t cols) = 0;
+  /// y = x * rstd * weight, rstd = 1 / sqrt(mean(x^2) + eps) per row; y's dtype as for layer_norm.
   virtual void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buffer& rstd,
                         std::int64_t rows, std::int64_t cols, double eps) = 0;
-  /// dx always; dweight when weight is defined.
+  /// dx always; dweight when weight is defined; grad and residual as for layer_norm_backward.
   virtual void rms_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& rstd, const Buffer& weight,
-                                 const Buffer& dx, const Buffer& dweight, std::int64_t rows,
-                                 std::int64_t cols) = 0;
+                                 const Buffer& residual, const Buffer& dx, const Buffer& dweight,
+                                 std::int64_t rows, std::int64_t cols) = 0;
 };
 
 }  // namespace ferrite

@@ -51,6 +51,43 @@ void store_stat(const Buffer& s, std::int64_t i, double v) {
     s.data_as<float>()[i] = static_cast<float>(v);
 }
 
+// Stores an output element of a T computation: narrowed to T (double -> T, one rounding), then,
+// for an F16/BF16 output of an F32 input, from that float to the output's dtype: the same
+// bits as the T result's .to(dtype) (rounding the double straight to two bytes could differ
+// where the float rounding lands on a two-byte tie).
+template <class T>
+void store_output(const Buffer& out, std::int64_t at, double v) {
+  const T t = detail::narrow<T>(v);
+  switch (out.dtype()) {
+    case DType::BF16:
+      if constexpr (std::is_same_v<T, float>) {
+        out.data_as<BFloat16>()[at] = detail::narrow<BFloat16>(t);
+        return;
+      }
+      break;
+    case DType::F16:
+      if constexpr (std::is_same_v<T, float>) {
+        out.data_as<Half>()[at] = detail::narrow<Half>(t);
+        return;
+      }
+      break;
+    default:
+      break;
+  }
+  out.data_as<T>()[at] = t;
+}
+
+// An element of grad widened to double: grad is T, or F16/BF16 for an F32 T (widening is
+// exact either way, so the same value as grad.to(T)).
+double load_grad(const Buffer& grad, std::int64_t at) {
+  switch (grad.dtype()) {
+    case DType::BF16: return load(grad.data_as<const BFloat16>(), at);
+    case DType::F16: return load(grad.data_as<const Half>(), at);
+    case DType::F32: return load(grad.data_as<const float>(), at);
+    default: return load(grad.data_as<const double>(), at);
+  }
+}
+
 template <class F>
 void for_each_row(std::int64_t rows, std::int64_t work, F&& f) {
 #pragma omp parallel for schedule(static) if (rows > 1 && work >= kParallelWork)
@@ -128,7 +165,7 @@ void layer_norm(const Buffer& x, const Buffer& weight, const Buffer& bias, const
         double out = (load(p, c) - mu_s) * rs_s;
         if (weight.defined()) out *= load(weight.data_as<const T>(), c);
         if (bias.defined()) out += load(bias.data_as<const T>(), c);
-        y.data_as<T>()[r * cols + c] = detail::narrow<T>(out);
+        store_output<T>(y, r * cols + c, out);
       }
     });
   });
@@ -148,7 +185,7 @@ void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buff
       for (std::int64_t c = 0; c < cols; ++c) {
         double out = load(p, c) * rs;
         if (weight.defined()) out *= load(weight.data_as<const T>(), c);
-        y.data_as<T>()[r * cols + c] = detail::narrow<T>(out);
+        store_output<T>(y, r * cols + c, out);
       }
     });
   });
@@ -158,26 +195,34 @@ void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buff
 //   dx = rstd * (gw - mean(gw) - xhat * mean(gw * xhat))   (layer norm)
 //   dx = rstd * (gw - xhat * mean(gw * xhat))              (RMS norm: mean = 0, no centring)
 // dweight = sum over rows of grad * xhat, dbias = sum over rows of grad.
+// grad may be two-byte for an F32 T (read through load_grad). A residual (T: F32 or F64) is
+// added to dx after dx's rounding to T, in double, and the sum rounded to T: for F32 that is
+// float addition (a sum of two floats rounded from double is the float sum), so the bits of
+// residual + dx; for F64, the one rounding of residual + the exact-ish dx.
 template <class T>
 void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                   const Buffer& weight, const Buffer& dx, const Buffer& dweight, const Buffer& dbias,
-                   std::int64_t rows, std::int64_t cols) {
-  const T *g = grad.data_as<const T>(), *in = x.data_as<const T>();
+                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
+                   const Buffer& dbias, std::int64_t rows, std::int64_t cols) {
+  const T* in = x.data_as<const T>();
+  const T* res = residual.defined() ? residual.data_as<const T>() : nullptr;
+  auto g = [&](std::int64_t at) { return load_grad(grad, at); };
   auto w = [&](std::int64_t c) { return weight.defined() ? load(weight.data_as<const T>(), c) : 1.0; };
   for_each_row(rows, rows * cols, [&](std::int64_t r) {
     const double mu = centred ? load_stat(mean, r) : 0.0, rs = load_stat(rstd, r);
     CompensatedSum gw_total, gw_xhat_total;
     for (std::int64_t c = 0; c < cols; ++c) {
-      const double gw = load(g, r * cols + c) * w(c);
+      const double gw = g(r * cols + c) * w(c);
       gw_total.add(gw);
       gw_xhat_total.add(gw * (load(in, r * cols + c) - mu) * rs);
     }
     const double n = static_cast<double>(cols), sum_gw = gw_total.value(), sum_gw_xhat = gw_xhat_total.value();
     for (std::int64_t c = 0; c < cols; ++c) {
       const double xhat = (load(in, r * cols + c) - mu) * rs;
-      const double gw = load(g, r * cols + c) * w(c);
+      const double gw = g(r * cols + c) * w(c);
       const double v = rs * (gw - (centred ? sum_gw / n : 0.0) - xhat * sum_gw_xhat / n);
-      dx.data_as<T>()[r * cols + c] = detail::narrow<T>(v);
+      const T value = detail::narrow<T>(v);
+      dx.data_as<T>()[r * cols + c] =
+          res ? detail::narrow<T>(load(res, r * cols + c) + static_cast<double>(value)) : value;
     }
   });
   // Column sums, each in row order.
@@ -186,8 +231,8 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
     CompensatedSum dw, db;
     for (std::int64_t r = 0; r < rows; ++r) {
       const double mu = centred ? load_stat(mean, r) : 0.0;
-      dw.add(load(g, r * cols + c) * (load(in, r * cols + c) - mu) * load_stat(rstd, r));
-      db.add(load(g, r * cols + c));
+      dw.add(g(r * cols + c) * (load(in, r * cols + c) - mu) * load_stat(rstd, r));
+      db.add(g(r * cols + c));
     }
     if (dweight.defined()) dweight.data_as<T>()[c] = detail::narrow<T>(dw.value());
     if (dbias.defined()) dbias.data_as<T>()[c] = detail::narrow<T>(db.value());
@@ -195,18 +240,20 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
 }
 
 void layer_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                         const Buffer& weight, const Buffer& dx, const Buffer& dweight, const Buffer& dbias,
-                         std::int64_t rows, std::int64_t cols) {
+                         const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
+                         const Buffer& dbias, std::int64_t rows, std::int64_t cols) {
   visit_float(x, "layer_norm_backward", [&](auto tag) {
-    norm_backward<typename decltype(tag)::type>(true, grad, x, mean, rstd, weight, dx, dweight, dbias, rows, cols);
+    norm_backward<typename decltype(tag)::type>(true, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows,
+                                                cols);
   });
 }
 
 void rms_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& rstd, const Buffer& weight,
-                       const Buffer& dx, const Buffer& dweight, std::int64_t rows, std::int64_t cols) {
+                       const Buffer& residual, const Buffer& dx, const Buffer& dweight, std::int64_t rows,
+                       std::int64_t cols) {
   visit_float(x, "rms_norm_backward", [&](auto tag) {
-    norm_backward<typename decltype(tag)::type>(false, grad, x, Buffer(), rstd, weight, dx, dweight, Buffer(), rows,
-                                                cols);
+    norm_backward<typename decltype(tag)::type>(false, grad, x, Buffer(), rstd, weight, residual, dx, dweight,
+                                                Buffer(), rows, cols);
   });
 }
 

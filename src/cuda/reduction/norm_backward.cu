@@ -6,6 +6,10 @@
 // writes one partial row per block; a second kernel adds the partials of each column in
 // block order. So grad and x are read once, dx written once, and no atomics are used.
 // Longer rows: dx per row in two passes, the column sums by a separate partial-sum kernel.
+// Mixed precision (LayerNormBackwardOptions): grad may be F16/BF16 for F32 rows (the kernels'
+// grad type Gr, widened as it is read: no F32 copy of the gradient), and a residual (F32 and
+// F64 rows) is added to dx in the accumulator before the one rounding of the store (no
+// separate add of the residual stream's gradient).
 #include <cuda_pipeline.h>
 
 #include <cmath>
@@ -29,11 +33,12 @@ constexpr std::int64_t kMaxPartials = 1024, kMaxStagedPartials = 256;
 constexpr std::int64_t kLongRowPartials = 128;
 constexpr int kColumnsPerBlock = 32, kLanes = kRowThreads / kColumnsPerBlock;
 
-template <class T>
+template <class T, class Gr = T>
 struct NormBackwardArgs {
   using A = acc_t<T>;
-  const T* grad;
+  const Gr* grad;
   const T* x;
+  const T* residual;  // null when absent (always for two-byte T)
   const A* mean;    // null for RMS norm
   const A* rstd;
   const T* weight;  // null when absent
@@ -68,12 +73,77 @@ constexpr std::size_t staged_backward_bytes() {
          (2 * (N / Vec16<T>::kSize) * sizeof(Vec16<T>) + 2 * sizeof(acc_t<T>));
 }
 
-template <class T, int G, int N>
+// Items of a row of Gr (grad) in the layout of T's items (item_column<T, G, N>): load_items
+// when Gr is T; for a two-byte Gr of an F32 row, a vector of T's four items is one 8-byte
+// load of four Gr, each widened (exactly, so the values of grad.to(F32)).
+template <class T, class Gr, int G, int N, class A>
+__device__ __forceinline__ void load_grad_items(const Gr* row, std::int64_t cols, int t, bool vec, A (&v)[N]) {
+  if constexpr (std::is_same_v<T, Gr>) {
+    load_items<T, G, N>(row, cols, t, vec, v, A(0));
+  } else {
+    static_assert(std::is_same_v<T, float> && sizeof(Gr) == 2, "F16/BF16 grad of an F32 row");
+    constexpr int kV = Vec16<T>::kSize;  // 4
+    struct alignas(kV * sizeof(Gr)) Pack {
+      Gr v[kV];
+    };
+    if (N % kV == 0 && vec) {
+#pragma unroll
+      for (int q = 0; q < N / kV; ++q) {
+        const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+        if (first < cols) {
+          const Pack pack = *reinterpret_cast<const Pack*>(row + first);
+#pragma unroll
+          for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
+        } else {
+#pragma unroll
+          for (int k = 0; k < kV; ++k) v[q * kV + k] = A(0);
+        }
+      }
+    } else {
+#pragma unroll
+      for (int n = 0; n < N; ++n) {
+        const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+        v[n] = c < cols ? static_cast<A>(detail::widen(row[c])) : A(0);
+      }
+    }
+  }
+}
+
+// v[n] += the residual's item n (T's layout; items past the row's end are not stored anyway).
+// One vector at a time, after dx's values are final: few extra registers live.
+template <class T, int G, int N, class A>
+__device__ __forceinline__ void add_residual_items(const T* row, std::int64_t cols, int t, bool vec, A (&v)[N]) {
+  constexpr int kV = Vec16<T>::kSize;
+  if (N % kV == 0 && vec) {
+#pragma unroll
+    for (int q = 0; q < N / kV; ++q) {
+      const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+      if (first < cols) {
+        const Vec16<T> pack = *reinterpret_cast<const Vec16<T>*>(row + first);
+#pragma unroll
+        for (int k = 0; k < kV; ++k) v[q * kV + k] += static_cast<A>(detail::widen(pack.v[k]));
+      }
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+      if (c < cols) v[n] += static_cast<A>(detail::widen(row[c]));
+    }
+  }
+}
+
+// kResidual: a.residual may be set (tested once a row). A template parameter so that the
+// same-dtype calls without one run the code they ran before the option existed: the runtime
+// test alone took the F32 [rows, 128] kernel from 64 to 68 registers (four blocks a
+// multiprocessor to three). Calls with a two-byte grad always take the kResidual form.
+template <class T, class Gr, int G, int N, bool kResidual>
 __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
-    norm_backward_rows_kernel(NormBackwardArgs<T> a, std::int64_t iterations, bool vec) {
+    norm_backward_rows_kernel(NormBackwardArgs<T, Gr> a, std::int64_t iterations, bool vec) {
   using A = acc_t<T>;
   constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize;
   constexpr bool kStaged = kStagedRows<T, N>;
+  static_assert(!kStaged || (std::is_same_v<T, Gr> && !kResidual), "the staged rows copy grad as T, no residual");
   constexpr int kStageVectors = kStaged ? N / kV : 1;
   __shared__ SumPair<A> smem[kRowThreads / 32];
   __shared__ A column_smem[kGroups > 1 ? kGroups * G : 1];
@@ -162,7 +232,7 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
       }
     } else if (active) {
       load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, xv, A(0));
-      load_items<T, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv, A(0));
+      load_grad_items<T, Gr, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv);
       if (a.mean) mu = a.mean[row];
       r = a.rstd[row];
     }
@@ -182,6 +252,9 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
         out[n] = r * (gv[n] * w[n] - mean_gw - xv[n] * mean_gw_xhat);
         dw[n] += gv[n] * xv[n];
         db[n] += gv[n];
+      }
+      if constexpr (kResidual) {
+        if (a.residual) add_residual_items<T, G, N>(a.residual + row * a.cols, a.cols, t, vec, out);
       }
       store_items<T, G, N>(a.dx + row * a.cols, a.cols, t, vec, out);
     }
@@ -208,8 +281,8 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 }
 
 // Long rows: dx of one row per block, two passes.
-template <class T>
-__global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T> a) {
+template <class T, class Gr, bool kResidual>
+__global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T, Gr> a) {
   using A = acc_t<T>;
   __shared__ SumPair<A> smem[kLongRowThreads / 32];
   const std::int64_t row = blockIdx.x, base = row * a.cols;
@@ -217,7 +290,7 @@ __global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kerne
   auto weight = [&](std::int64_t c) { return a.weight ? load_acc(a.weight, c) : A(1); };
   SumPair<A> s{0, 0};
   for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
-    const A gw = load_acc(a.grad, base + c) * weight(c);
+    const A gw = static_cast<A>(load_acc(a.grad, base + c)) * weight(c);
     s.a += gw;
     s.b += gw * (load_acc(a.x, base + c) - mu) * r;
   }
@@ -226,13 +299,17 @@ __global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kerne
   const A mean_gw = a.mean ? s.a / n_cols : A(0), mean_gw_xhat = s.b / n_cols;
   for (std::int64_t c = threadIdx.x; c < a.cols; c += kLongRowThreads) {
     const A xhat = (load_acc(a.x, base + c) - mu) * r;
-    a.dx[base + c] = detail::narrow<T>(r * (load_acc(a.grad, base + c) * weight(c) - mean_gw - xhat * mean_gw_xhat));
+    A v = r * (static_cast<A>(load_acc(a.grad, base + c)) * weight(c) - mean_gw - xhat * mean_gw_xhat);
+    if constexpr (kResidual) {
+      if (a.residual) v += load_acc(a.residual, base + c);
+    }
+    a.dx[base + c] = detail::narrow<T>(v);
   }
 }
 
 // Long rows: the column sums over a contiguous slice of rows per blockIdx.y.
-template <class T>
-__global__ void __launch_bounds__(kRowThreads) norm_backward_column_partials_kernel(NormBackwardArgs<T> a,
+template <class T, class Gr>
+__global__ void __launch_bounds__(kRowThreads) norm_backward_column_partials_kernel(NormBackwardArgs<T, Gr> a,
                                                                                     std::int64_t rows_per_part) {
   using A = acc_t<T>;
   const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kRowThreads + threadIdx.x;
@@ -241,7 +318,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_backward_column_partials_ker
   const std::int64_t last = first + rows_per_part < a.rows ? first + rows_per_part : a.rows;
   A dw = 0, db = 0;
   for (std::int64_t row = first; row < last; ++row) {
-    const A g = load_acc(a.grad, row * a.cols + c);
+    const A g = static_cast<A>(load_acc(a.grad, row * a.cols + c));
     const A mu = a.mean ? a.mean[row] : A(0);
     dw += g * (load_acc(a.x, row * a.cols + c) - mu) * a.rstd[row];
     db += g;
@@ -284,20 +361,15 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-}  // namespace
-
-void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                   const Buffer& weight, const Buffer& dx, const Buffer& dweight, const Buffer& dbias,
-                   std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
-  detail::visit_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_floating_point_v<acc_t<T>> || detail::is_complex_v<T>) {
-      FERRITE_THROW(Unsupported, centred ? "layer_norm_backward: " : "rms_norm_backward: ", dtype_name(x.dtype()),
-                    " on cuda");
-    } else {
-      using A = acc_t<T>;
-      NormBackwardArgs<T> a{grad.data_as<const T>(),
+// The backward of rows of T with a gradient of Gr (T, or F16/BF16 for F32 T).
+template <class T, class Gr, bool kResidual>
+void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
+                          const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
+                          const Buffer& dbias, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  using A = acc_t<T>;
+  NormBackwardArgs<T, Gr> a{grad.data_as<const Gr>(),
                             x.data_as<const T>(),
+                            residual.defined() ? residual.data_as<const T>() : nullptr,
                             centred ? mean.data_as<const A>() : nullptr,
                             rstd.data_as<const A>(),
                             weight.defined() ? weight.data_as<const T>() : nullptr,
@@ -306,60 +378,102 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
                             nullptr,
                             rows,
                             cols};
-      const bool vec = rows_vectorisable<T>(cols, {a.grad, a.x, a.weight, a.dx});
-      // How many partial rows: fixed by the extents, the dtype and vec only (determinism).
-      std::int64_t parts = 0;
-      const bool fits = with_row_shape(cols, 4096, [&](auto shape) {
-        constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-        const std::int64_t most = kStagedRows<T, N> && vec ? kMaxStagedPartials : kMaxPartials;
-        parts = std::min<std::int64_t>(most, (rows + kRowThreads / G - 1) / (kRowThreads / G));
-      });
-      if (!fits) parts = std::min<std::int64_t>(kLongRowPartials, rows);
-      auto dw_storage = dweight.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
-      auto db_storage = dbias.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
-      a.partial_dweight = dw_storage ? static_cast<A*>(dw_storage->data()) : nullptr;
-      a.partial_dbias = db_storage ? static_cast<A*>(db_storage->data()) : nullptr;
-      if (fits) {
-        with_row_shape(cols, 4096, [&](auto shape) {
-          constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-          const std::int64_t rows_per_pass = parts * (kRowThreads / G);
-          const std::int64_t iterations = (rows + rows_per_pass - 1) / rows_per_pass;
-          // Dynamic shared memory only where the rows are staged (two-byte, aligned rows).
-          std::size_t bytes = 0;
-          if constexpr (kStagedRows<T, N>) {
-            if (vec) {
-              bytes = staged_backward_bytes<T, N>();
-              prepare_staged_kernel(norm_backward_rows_kernel<T, G, N>, bytes);
-            }
-          }
-          norm_backward_rows_kernel<T, G, N><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
-              a, iterations, vec);
-        });
-        FERRITE_CUDA_CHECK_LAUNCH();
-      } else {
-        norm_backward_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
-        FERRITE_CUDA_CHECK_LAUNCH();
-        if (a.partial_dweight || a.partial_dbias) {
-          const std::int64_t rows_per_part = (rows + parts - 1) / parts;
-          parts = (rows + rows_per_part - 1) / rows_per_part;
-          const dim3 grid(static_cast<unsigned>(blocks_for(cols, kRowThreads)), static_cast<unsigned>(parts));
-          norm_backward_column_partials_kernel<T><<<grid, kRowThreads, 0, stream>>>(a, rows_per_part);
-          FERRITE_CUDA_CHECK_LAUNCH();
+  const bool vec = rows_vectorisable<T>(cols, {a.grad, a.x, a.residual, a.weight, a.dx});
+  // How many partial rows: fixed by the extents, the dtype and vec only (determinism).
+  std::int64_t parts = 0;
+  const bool fits = with_row_shape(cols, 4096, [&](auto shape) {
+    constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
+    const std::int64_t most = kStagedRows<T, N> && vec ? kMaxStagedPartials : kMaxPartials;
+    parts = std::min<std::int64_t>(most, (rows + kRowThreads / G - 1) / (kRowThreads / G));
+  });
+  if (!fits) parts = std::min<std::int64_t>(kLongRowPartials, rows);
+  auto dw_storage = dweight.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
+  auto db_storage = dbias.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
+  a.partial_dweight = dw_storage ? static_cast<A*>(dw_storage->data()) : nullptr;
+  a.partial_dbias = db_storage ? static_cast<A*>(db_storage->data()) : nullptr;
+  if (fits) {
+    with_row_shape(cols, 4096, [&](auto shape) {
+      constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
+      const std::int64_t rows_per_pass = parts * (kRowThreads / G);
+      const std::int64_t iterations = (rows + rows_per_pass - 1) / rows_per_pass;
+      // Dynamic shared memory only where the rows are staged (two-byte, aligned rows).
+      std::size_t bytes = 0;
+      if constexpr (kStagedRows<T, N>) {
+        if (vec) {
+          bytes = staged_backward_bytes<T, N>();
+          prepare_staged_kernel(norm_backward_rows_kernel<T, Gr, G, N, kResidual>, bytes);
         }
       }
-      PartialSums<T> sums{};
-      unsigned outputs = 0;
-      auto add_output = [&](const A* partial, T* out) {
-        sums.partial[outputs] = partial;
-        sums.out[outputs++] = out;
-      };
-      if (a.partial_dweight) add_output(a.partial_dweight, dweight.data_as<T>());
-      if (a.partial_dbias) add_output(a.partial_dbias, dbias.data_as<T>());
-      if (outputs > 0) {
-        const dim3 grid(static_cast<unsigned>(blocks_for(cols, kColumnsPerBlock)), outputs);
-        sum_partials_kernel<T><<<grid, kRowThreads, 0, stream>>>(sums, parts, cols);
-        FERRITE_CUDA_CHECK_LAUNCH();
+      norm_backward_rows_kernel<T, Gr, G, N, kResidual><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
+          a, iterations, vec);
+    });
+    FERRITE_CUDA_CHECK_LAUNCH();
+  } else {
+    norm_backward_long_rows_kernel<T, Gr, kResidual><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
+    FERRITE_CUDA_CHECK_LAUNCH();
+    if (a.partial_dweight || a.partial_dbias) {
+      const std::int64_t rows_per_part = (rows + parts - 1) / parts;
+      parts = (rows + rows_per_part - 1) / rows_per_part;
+      const dim3 grid(static_cast<unsigned>(blocks_for(cols, kRowThreads)), static_cast<unsigned>(parts));
+      norm_backward_column_partials_kernel<T, Gr><<<grid, kRowThreads, 0, stream>>>(a, rows_per_part);
+      FERRITE_CUDA_CHECK_LAUNCH();
+    }
+  }
+  PartialSums<T> sums{};
+  unsigned outputs = 0;
+  auto add_output = [&](const A* partial, T* out) {
+    sums.partial[outputs] = partial;
+    sums.out[outputs++] = out;
+  };
+  if (a.partial_dweight) add_output(a.partial_dweight, dweight.data_as<T>());
+  if (a.partial_dbias) add_output(a.partial_dbias, dbias.data_as<T>());
+  if (outputs > 0) {
+    const dim3 grid(static_cast<unsigned>(blocks_for(cols, kColumnsPerBlock)), outputs);
+    sum_partials_kernel<T><<<grid, kRowThreads, 0, stream>>>(sums, parts, cols);
+    FERRITE_CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace
+
+void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
+                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
+                   const Buffer& dbias, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+  const char* name = centred ? "layer_norm_backward: " : "rms_norm_backward: ";
+  detail::visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_floating_point_v<acc_t<T>> || detail::is_complex_v<T>) {
+      FERRITE_THROW(Unsupported, name, dtype_name(x.dtype()), " on cuda");
+    } else {
+      // The staged two-byte kernels have no residual path (the front end allows F32/F64 only).
+      FERRITE_CHECK(!residual.defined() || sizeof(T) >= 4, Unsupported, name, "residual with ",
+                    dtype_name(x.dtype()), " input on cuda");
+      if (grad.dtype() == x.dtype()) {
+        if constexpr (sizeof(T) >= 4) {
+          if (residual.defined()) {
+            launch_norm_backward<T, T, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows,
+                                             cols, stream);
+            return;
+          }
+        }
+        launch_norm_backward<T, T, false>(centred, grad, x, mean, rstd, weight, Buffer(), dx, dweight, dbias, rows,
+                                          cols, stream);
+        return;
       }
+      if constexpr (std::is_same_v<T, float>) {
+        if (grad.dtype() == DType::BF16) {
+          launch_norm_backward<float, BFloat16, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight,
+                                                      dbias, rows, cols, stream);
+          return;
+        }
+        if (grad.dtype() == DType::F16) {
+          launch_norm_backward<float, Half, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias,
+                                                  rows, cols, stream);
+          return;
+        }
+      }
+      FERRITE_THROW(Unsupported, name, dtype_name(grad.dtype()), " grad of ", dtype_name(x.dtype()),
+                    " input on cuda");
     }
   });
 }

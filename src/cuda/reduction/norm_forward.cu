@@ -4,6 +4,9 @@
 // The variance is taken around the mean of the row held in registers (two passes over
 // registers, not E[x^2] - E[x]^2), so it does not cancel catastrophically; the second pass
 // also corrects the mean (corrected_stats).
+// y is T, or F16/BF16 for an F32 x (LayerNormOptions::out_dtype): the F32 kernels with an
+// output type Y, each value computed as for an F32 y and rounded once to Y, so the rows are
+// not written in F32 and read back by a cast.
 #include <cmath>
 
 #include "core/dtype_dispatch.hpp"
@@ -13,13 +16,13 @@
 namespace ferrite::cuda::reduction {
 namespace {
 
-template <class T>
+template <class T, class Y = T>
 struct NormArgs {
   using A = acc_t<T>;
   const T* x;
   const T* weight;  // null when absent
   const T* bias;    // null when absent
-  T* y;
+  Y* y;
   A* mean;  // null for RMS norm
   A* rstd;
   std::int64_t rows, cols;
@@ -42,12 +45,33 @@ __device__ __forceinline__ void corrected_stats(A mu0, SumPair<A> deviations, A 
   if (var < A(0)) var = A(0);  // rounding of a variance near 0; a NaN stays
 }
 
+// Stores the kV values of one of a row's vectors at dst, as Y. Y = T: one 16-byte vector
+// (narrow_vector). An F16/BF16 output of an F32 row: four values, one 8-byte store, each
+// element rounded by detail::narrow (nearest even, the CPU's NaN: the same bits as an F32 y's
+// .to(Y)); these rows are bound by memory (six bytes an element), not by issue, so the
+// per-element NaN select of detail::narrow costs nothing measurable here.
+template <class T, class Y, class A>
+__device__ __forceinline__ void store_vector(Y* dst, const A* v) {
+  if constexpr (std::is_same_v<T, Y>) {
+    *reinterpret_cast<Vec16<T>*>(dst) = narrow_vector<T>(v);
+  } else {
+    static_assert(std::is_same_v<T, float> && sizeof(Y) == 2, "F16/BF16 output of an F32 row");
+    constexpr int kV = Vec16<T>::kSize;  // 4
+    struct alignas(kV * sizeof(Y)) Pack {
+      Y v[kV];
+    } pack;
+#pragma unroll
+    for (int k = 0; k < kV; ++k) pack.v[k] = detail::narrow<Y>(v[k]);
+    *reinterpret_cast<Pack*>(dst) = pack;
+  }
+}
+
 // One row held in registers (v, N items of thread t of its group): statistics, mean/rstd, y.
 // kCentred: layer norm (mean and variance); else RMS norm (mean(x²) only, no subtraction:
 // the BF16 norms are bound by instruction issue). Every thread of the block calls it (the
 // group reductions synchronise the block); inactive groups (row past the end) write nothing.
-template <class T, int G, int N, bool kCentred>
-__device__ __forceinline__ void norm_row(const NormArgs<T>& a, std::int64_t row, int t, bool active, bool vec,
+template <class T, class Y, int G, int N, bool kCentred>
+__device__ __forceinline__ void norm_row(const NormArgs<T, Y>& a, std::int64_t row, int t, bool active, bool vec,
                                          acc_t<T> (&v)[N], acc_t<T>* smem, SumPair<acc_t<T>>* pair_smem) {
   using A = acc_t<T>;
   constexpr int kV = Vec16<T>::kSize;
@@ -93,7 +117,7 @@ __device__ __forceinline__ void norm_row(const NormArgs<T>& a, std::int64_t row,
   }
   // Weight and bias are applied one vector at a time (they are the same for every row, so
   // they come from L1/L2), which keeps few registers live and many blocks resident.
-  T* y = a.y + row * a.cols;
+  Y* y = a.y + row * a.cols;
   if (N % kV == 0 && vec) {
 #pragma unroll
     for (int q = 0; q < N / kV; ++q) {
@@ -110,7 +134,7 @@ __device__ __forceinline__ void norm_row(const NormArgs<T>& a, std::int64_t row,
         if (a.bias) value += static_cast<A>(detail::widen(b.v[k]));
         out[k] = value;
       }
-      *reinterpret_cast<Vec16<T>*>(y + first) = narrow_vector<T>(out);
+      store_vector<T, Y>(y + first, out);
     }
   } else {
 #pragma unroll
@@ -120,14 +144,14 @@ __device__ __forceinline__ void norm_row(const NormArgs<T>& a, std::int64_t row,
       A value = kCentred ? (v[n] - mu) * r : v[n] * r;
       if (a.weight) value *= load_acc(a.weight, c);
       if (a.bias) value += load_acc(a.bias, c);
-      y[c] = detail::narrow<T>(value);
+      y[c] = detail::narrow<Y>(value);
     }
   }
 }
 
 // Rows in registers: one row per group of G threads, read once and written once.
-template <class T, int G, int N, bool kCentred>
-__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, bool vec) {
+template <class T, class Y, int G, int N, bool kCentred>
+__global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T, Y> a, bool vec) {
   using A = acc_t<T>;
   __shared__ A smem[kRowThreads / 32];
   __shared__ SumPair<A> pair_smem[kCentred ? kRowThreads / 32 : 1];
@@ -138,7 +162,7 @@ __global__ void __launch_bounds__(kRowThreads) norm_rows_kernel(NormArgs<T> a, b
 #pragma unroll
   for (int n = 0; n < N; ++n) v[n] = 0;
   if (active) load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, v, A(0));
-  norm_row<T, G, N, kCentred>(a, row, t, active, vec, v, smem, pair_smem);
+  norm_row<T, Y, G, N, kCentred>(a, row, t, active, vec, v, smem, pair_smem);
 }
 
 // Two-byte rows (F16, BF16) of 16-byte vectors, rows in registers as in norm_rows_kernel,
@@ -288,8 +312,8 @@ __global__ void __launch_bounds__(kRowThreads, 4) norm_rows_two_byte_kernel(Norm
 
 // Long rows: one block per row, passes over memory for the mean, the deviations and the
 // output.
-template <class T>
-__global__ void __launch_bounds__(kLongRowThreads) norm_long_rows_kernel(NormArgs<T> a) {
+template <class T, class Y>
+__global__ void __launch_bounds__(kLongRowThreads) norm_long_rows_kernel(NormArgs<T, Y> a) {
   using A = acc_t<T>;
   __shared__ A smem[kLongRowThreads / 32];
   __shared__ SumPair<A> pair_smem[kLongRowThreads / 32];
@@ -322,8 +346,34 @@ __global__ void __launch_bounds__(kLongRowThreads) norm_long_rows_kernel(NormArg
     A out = (load_acc(x, c) - mu) * r;
     if (a.weight) out *= load_acc(a.weight, c);
     if (a.bias) out += load_acc(a.bias, c);
-    a.y[row * a.cols + c] = detail::narrow<T>(out);
+    a.y[row * a.cols + c] = detail::narrow<Y>(out);
   }
+}
+
+// Launches the forward of rows of T written as Y (Y = T, or F16/BF16 for F32 T).
+template <class T, class Y>
+void launch_norm_forward(bool centred, const NormArgs<T, Y>& a, std::int64_t rows, std::int64_t cols,
+                         cudaStream_t stream) {
+  const bool vec = rows_vectorisable<T>(cols, {a.x, a.weight, a.bias, a.y});
+  const bool fits = with_row_shape_for<T>(cols, 8192, [&](auto shape) {
+    constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
+    const unsigned blocks = blocks_for(rows, kRowThreads / G);
+    if constexpr (std::is_same_v<T, Y> && kTwoByteVectorRows<T, N>) {
+      if (vec) {
+        if (centred)
+          norm_rows_two_byte_kernel<T, G, N, true><<<blocks, kRowThreads, 0, stream>>>(a);
+        else
+          norm_rows_two_byte_kernel<T, G, N, false><<<blocks, kRowThreads, 0, stream>>>(a);
+        return;
+      }
+    }
+    if (centred)
+      norm_rows_kernel<T, Y, G, N, true><<<blocks, kRowThreads, 0, stream>>>(a, vec);
+    else
+      norm_rows_kernel<T, Y, G, N, false><<<blocks, kRowThreads, 0, stream>>>(a, vec);
+  });
+  if (!fits) norm_long_rows_kernel<T, Y><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
+  FERRITE_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace
@@ -337,35 +387,35 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
       FERRITE_THROW(Unsupported, centred ? "layer_norm: " : "rms_norm: ", dtype_name(x.dtype()), " on cuda");
     } else {
       using A = acc_t<T>;
-      NormArgs<T> a{x.data_as<const T>(),
-                    weight.defined() ? weight.data_as<const T>() : nullptr,
-                    bias.defined() ? bias.data_as<const T>() : nullptr,
-                    y.data_as<T>(),
-                    centred ? mean.data_as<A>() : nullptr,
-                    rstd.data_as<A>(),
-                    rows,
-                    cols,
-                    static_cast<A>(eps)};
-      const bool vec = rows_vectorisable<T>(cols, {a.x, a.weight, a.bias, a.y});
-      const bool fits = with_row_shape_for<T>(cols, 8192, [&](auto shape) {
-        constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-        const unsigned blocks = blocks_for(rows, kRowThreads / G);
-        if constexpr (kTwoByteVectorRows<T, N>) {
-          if (vec) {
-            if (centred)
-              norm_rows_two_byte_kernel<T, G, N, true><<<blocks, kRowThreads, 0, stream>>>(a);
-            else
-              norm_rows_two_byte_kernel<T, G, N, false><<<blocks, kRowThreads, 0, stream>>>(a);
-            return;
-          }
+      auto args = [&](auto* out) {
+        using Y = std::remove_pointer_t<decltype(out)>;
+        return NormArgs<T, Y>{x.data_as<const T>(),
+                              weight.defined() ? weight.data_as<const T>() : nullptr,
+                              bias.defined() ? bias.data_as<const T>() : nullptr,
+                              out,
+                              centred ? mean.data_as<A>() : nullptr,
+                              rstd.data_as<A>(),
+                              rows,
+                              cols,
+                              static_cast<A>(eps)};
+      };
+      if (y.dtype() == x.dtype()) {
+        launch_norm_forward(centred, args(y.data_as<T>()), rows, cols, stream);
+        return;
+      }
+      // The mixed-precision outputs (the front end allows only these).
+      if constexpr (std::is_same_v<T, float>) {
+        if (y.dtype() == DType::BF16) {
+          launch_norm_forward(centred, args(y.data_as<BFloat16>()), rows, cols, stream);
+          return;
         }
-        if (centred)
-          norm_rows_kernel<T, G, N, true><<<blocks, kRowThreads, 0, stream>>>(a, vec);
-        else
-          norm_rows_kernel<T, G, N, false><<<blocks, kRowThreads, 0, stream>>>(a, vec);
-      });
-      if (!fits) norm_long_rows_kernel<T><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
-      FERRITE_CUDA_CHECK_LAUNCH();
+        if (y.dtype() == DType::F16) {
+          launch_norm_forward(centred, args(y.data_as<Half>()), rows, cols, stream);
+          return;
+        }
+      }
+      FERRITE_THROW(Unsupported, centred ? "layer_norm: " : "rms_norm: ", dtype_name(y.dtype()), " output of ",
+                    dtype_name(x.dtype()), " input on cuda");
     }
   });
 }
