@@ -29,11 +29,14 @@ Tensor cast_to(const Tensor& t, DType dtype) {
 }
 
 // A LayerNorm's backward from its saved statistics: dx returned, the weight and bias
-// gradients added to dw and db.
+// gradients added to dw and db. dy may be in the activations' dtype (the gradient of the
+// rounded y the next matmul read, as autograd casts it back); it is widened as it is read.
+// `residual` (undefined: none): the gradient the residual stream passes around the block,
+// added to dx in the same pass (one kernel, not a separate add).
 Tensor layer_norm_grad(const Tensor& dy, const Tensor& x, const LayerNormResult& saved, const Tensor& weight,
-                       const Tensor& dw, const Tensor& db) {
+                       const Tensor& dw, const Tensor& db, const Tensor& residual = {}) {
   Phase phase("layer_norm (bwd)");
-  const LayerNormGrads g = layer_norm_backward(dy, x, saved.mean, saved.rstd, weight);
+  const LayerNormGrads g = layer_norm_backward(dy, x, saved.mean, saved.rstd, weight, {.residual = residual});
   dw.add_(g.dweight);
   db.add_(g.dbias);
   return g.dx;
@@ -54,12 +57,6 @@ Tensor dropout_grad(const Tensor& grad, const ForwardCache& cache, const Tensor&
   if (cache.dropout <= 0) return grad;
   Phase phase("dropout (bwd)");
   return nn::dropout_backward(grad, keep, cache.dropout);
-}
-
-// The gradient of a residual stream x + branch(x): what passes through plus the branch's.
-Tensor residual_grad(const Tensor& through, const Tensor& branch) {
-  Phase phase("residual add (bwd)");
-  return through + branch;
 }
 
 // The gradients of linear(): dx returned (dy's dtype), dw and db added to the gradient
@@ -269,13 +266,13 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
     BlockCache local;
     BlockCache& bc = cache ? cache->blocks[i] : local;
     bc.x = x;
-    // LayerNorm reads and writes the master dtype (autocast runs layer_norm in F32); its
-    // output is rounded to the activations' dtype as the next linear layer's input.
+    // LayerNorm computes in the master dtype (autocast runs layer_norm in F32) and writes its
+    // output rounded to the activations' dtype, the next linear layer's input: the same
+    // values as layer_norm(x).y.to(act), without the F32 y and the cast's pass over it.
     {
       Phase phase("layer_norm");
-      bc.ln1 = layer_norm(x, w.ln1_w, w.ln1_b, kLayerNormEps);
+      bc.ln1 = layer_norm(x, w.ln1_w, w.ln1_b, kLayerNormEps, {.out_dtype = p.act});
     }
-    bc.ln1.y = cast_to(bc.ln1.y, p.act);
     const Tensor qkv = linear(bc.ln1.y, m.attn_w, m.attn_b, p.compute).view({b, t, 3 * c});
     bc.attn_y = causal_attention(qkv, config.n_head, bc.attn).view({b * t, c});
     // The residual adds the (rounded) branch output in the master dtype.
@@ -287,9 +284,8 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
     }
     {
       Phase phase("layer_norm");
-      bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps);
+      bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps, {.out_dtype = p.act});
     }
-    bc.ln2.y = cast_to(bc.ln2.y, p.act);
     bc.fc = linear(bc.ln2.y, m.fc_w, m.fc_b, p.compute);
     {
       Phase phase("gelu");
@@ -303,9 +299,8 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
   LayerNormResult lnf;
   {
     Phase phase("layer_norm");
-    lnf = layer_norm(x, weights.lnf_w, weights.lnf_b, kLayerNormEps);
+    lnf = layer_norm(x, weights.lnf_w, weights.lnf_b, kLayerNormEps, {.out_dtype = p.act});
   }
-  lnf.y = cast_to(lnf.y, p.act);
   // Tied head: [N, vocab] in the activations' dtype. Autocast's recipe casts BF16 logits to
   // F32 for the loss (logits.float()); the fused loss reads them as they are and accumulates
   // in F32, which is the same arithmetic (the cast is exact) without an F32 copy of the
@@ -348,7 +343,8 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
   const Weights& mw = cache.matmul_weights;
   // Gradients of activations stored in p.act are rounded to it where they enter that part of
   // the graph (autograd casts a gradient to its input's dtype); LayerNorm's backward and the
-  // residual stream stay in the master dtype.
+  // residual stream stay in the master dtype (LayerNorm reads its p.act gradient widened, and
+  // adds the residual stream's gradient in the same pass).
   const Tensor dlog = cast_to(dlogits, p.act);  // [N, vocab] (already p.act from the fused loss)
   const Tensor ones = ferrite::ones({b * t}, p.act, dlogits.device());  // for the bias gradients
   Tensor dlnf;
@@ -358,7 +354,6 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
     matmul_out(grads.wte, dlog, cache.lnf.y, 1.0, 1.0, {.transpose_a = true, .out_dtype = master, .compute = p.compute});
     dlnf = matmul(dlog, mw.wte, {.compute = p.compute});
   }
-  dlnf = cast_to(dlnf, master);
   // The gradient of the residual stream, [N, C].
   Tensor dx = layer_norm_grad(dlnf, cache.x_final, cache.lnf, weights.lnf_w, grads.lnf_w, grads.lnf_b);
   for (std::size_t i = weights.blocks.size(); i-- > 0;) {
@@ -374,14 +369,15 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
       Phase phase("gelu (bwd)");
       dfc = gelu_backward(dact, bc.fc, kGelu);
     }
-    const Tensor dln2 = cast_to(linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, ones, p.compute), master);
-    const Tensor dx_mid = residual_grad(dx, layer_norm_grad(dln2, bc.x_mid, bc.ln2, w.ln2_w, g.ln2_w, g.ln2_b));
+    // dx_mid = dx (around the MLP) + the LayerNorm's share, in one pass.
+    const Tensor dln2 = linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, ones, p.compute);
+    const Tensor dx_mid = layer_norm_grad(dln2, bc.x_mid, bc.ln2, w.ln2_w, g.ln2_w, g.ln2_b, dx);
     // x_mid = x + proj(attention(ln1(x))).
     const Tensor dproj = dropout_grad(cast_to(dx_mid, p.act), cache, bc.attn_keep);
     const Tensor dattn_y = linear_backward(dproj, bc.attn_y, m.proj_w, g.proj_w, g.proj_b, ones, p.compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
-    const Tensor dln1 = cast_to(linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, ones, p.compute), master);
-    dx = residual_grad(dx_mid, layer_norm_grad(dln1, bc.x, bc.ln1, w.ln1_w, g.ln1_w, g.ln1_b));
+    const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, ones, p.compute);
+    dx = layer_norm_grad(dln1, bc.x, bc.ln1, w.ln1_w, g.ln1_w, g.ln1_b, dx_mid);
   }
   // x = wte[idx] + wpe[positions]: rows of the token table receive their tokens' gradients,
   // each position's row the sum over the batch.
