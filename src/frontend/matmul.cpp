@@ -255,9 +255,12 @@ const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, do
     run(plan.desc, a, b, out);
   } else {
     // The product is computed into a dense, aligned copy of out (read when beta != 0) and
-    // written back through out's strides.
+    // written back through out's strides. Always a new tensor: out.contiguous() would be out
+    // itself for a contiguous view off the 16-byte grid, whose buffer() is a copy, so the
+    // product would be written to that copy and lost.
     frontend::check_writable("matmul", out);
-    const Tensor dense = out.contiguous();
+    const Tensor dense = frontend::allocate(out.shape(), out.dtype(), out.device());
+    if (plan.desc.beta != 0) frontend::copy_elements(out, dense);
     run(plan.desc, a, b, dense);
     frontend::copy_elements(dense, out);
   }
