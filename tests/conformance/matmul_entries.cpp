@@ -339,6 +339,45 @@ FERRITE_CONFORMANCE([] {
   return e;
 }());
 
+// matmul_out and linear_out into a contiguous view that starts off the 16-byte grid (one row
+// into its storage: 3 elements, 6 or 12 bytes), which the backends cannot write directly: the
+// result must still land in out. inputs: a, b and out's starting values (beta = 1 for
+// matmul_out, so they are read); ints: 0 matmul_out, 1 linear_out (a, b as x and weight).
+FERRITE_CONFORMANCE([] {
+  auto cases = [](DType dtype, Rng& rng) {
+    std::vector<Case> cases;
+    for (std::int64_t linear : {0, 1}) {
+      Case c = product_case(dtype, rng, {4, 5}, linear ? Shape{3, 5} : Shape{5, 3}, false, linear != 0);
+      c.inputs.push_back(random({4, 3}, dtype, rng));
+      c.ints = {0, linear};
+      c.label += linear ? ", linear_out into a view one row into its storage"
+                        : ", beta 1 into a view one row into its storage";
+      cases.push_back(std::move(c));
+    }
+    return cases;
+  };
+  auto call = [](const Case& c) {
+    const Tensor& start = c.inputs[2];
+    const Tensor out = zeros({5, 3}, start.dtype(), start.device()).narrow(0, 1, 4);
+    out.copy_(start);
+    if (c.ints[1] != 0)
+      nn::linear_out(out, c.inputs[0], c.inputs[1]);
+    else
+      matmul_out(out, c.inputs[0], c.inputs[1], 1.0, 1.0);
+    return out.contiguous();
+  };
+  auto spec = [](const Case& c) {
+    ProductSpec s;
+    s.transpose_b = c.ints[1] != 0;
+    if (c.ints[1] == 0) {
+      s.beta = 1;
+      s.c = &c.inputs[2];
+    }
+    return s;
+  };
+  return product_entry("product_out_misaligned", cases, call, std::nullopt, spec);
+}());
+
 FERRITE_CONFORMANCE([] {
   Entry e = product_entry(
       "dot",
