@@ -1,6 +1,6 @@
 // Benchmark cases of the matrix products (perf.md): large products against the tensor-core
 // and FP32/FP64 ceilings, small ones where launch and host overhead decide, and nn::linear
-// with its fused bias.
+// with its fused bias and residual.
 // Each case counts 2·m·n·k flops per product and reports TFLOP/s.
 #include "bench/bench_case.hpp"
 
@@ -69,6 +69,29 @@ void matmul_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                        std::to_string(out_features) + "]",
                    0, [=] { (void)nn::linear(*lx, *lw, *lb); }, false,
                    product_flops(1, tokens, out_features, in_features)});
+
+  // A transformer block's residual update: gpt2-small's MLP down-projection (x [16384, 3072]
+  // BF16, weight [768, 3072]) added to the F32 residual stream [16384, 768] in one cuBLASLt
+  // call (LinearOptions::residual as C, the new stream as D), with an F32 bias (cuBLASLt's
+  // documented bias type for an F32 output) and with a BF16 one. PyTorch's twin is the
+  // composition it replaces: r + F.linear(x, w, b).float().
+  const std::int64_t hidden = full ? 3072 : 96, model = full ? 768 : 64;
+  auto rx = ctx.random({tokens, hidden}, DType::BF16, 24);
+  auto rw = ctx.random({model, hidden}, DType::BF16, 25);
+  auto rb32 = ctx.random({model}, DType::F32, 26);
+  auto rb16 = ctx.hold(rb32->to(DType::BF16));
+  auto rr = ctx.random({tokens, model}, DType::F32, 27);
+  const std::string residual_text = "[" + std::to_string(tokens) + ", " + std::to_string(hidden) + "] x [" +
+                                    std::to_string(model) + ", " + std::to_string(hidden) + "]ᵀ + bias + F32 [" +
+                                    std::to_string(tokens) + ", " + std::to_string(model) + "]";
+  for (bool f32_bias : {true, false}) {
+    auto bias = f32_bias ? rb32 : rb16;
+    cases.push_back({f32_bias ? "linear_bf16_residual_f32" : "linear_bf16_residual_f32_bf16_bias", residual_text, 0,
+                     [=] {
+                       (void)nn::linear(*rx, *rw, *bias, {.out_dtype = DType::F32, .residual = *rr});
+                     },
+                     false, product_flops(1, tokens, model, hidden)});
+  }
 }
 
 FERRITE_BENCH_CASES("matmul", matmul_cases);

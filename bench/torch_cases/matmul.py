@@ -23,6 +23,9 @@ TARGETS = {
     "matmul_small_bf16_256": _at_least(1.0),
     "matmul_row_bf16": _at_least(1.0),
     "linear_bf16_bias": _at_least(0.98),
+    # One fused GEMM against PyTorch's GEMM, cast and add.
+    "linear_bf16_residual_f32": _at_least(1.0),
+    "linear_bf16_residual_f32_bf16_bias": _at_least(1.0),
 }
 
 
@@ -78,4 +81,16 @@ def cases(quick):
     lw, lb = rand(out_features, in_features, dtype=torch.bfloat16), rand(out_features, dtype=torch.bfloat16)
     out.append(Case("linear_bf16_bias", lambda: torch.nn.functional.linear(lx, lw, lb),
                     flops=_flops(1, tokens, out_features, in_features)))
+    # The residual update of a transformer block with an F32 residual stream: the composition
+    # ferrite's LinearOptions::residual fuses (gpt2-small's MLP down-projection).
+    hidden, model = (96, 64) if quick else (3072, 768)
+    rx, rw = rand(tokens, hidden, dtype=torch.bfloat16), rand(model, hidden, dtype=torch.bfloat16)
+    rb32, rr = rand(model), rand(tokens, model)
+    rb16 = rb32.bfloat16()
+    for name, rb in (("linear_bf16_residual_f32", rb32), ("linear_bf16_residual_f32_bf16_bias", rb16)):
+        if rb.dtype == torch.float32:
+            call = lambda rb=rb: rr + torch.nn.functional.linear(rx, rw).float() + rb
+        else:
+            call = lambda rb=rb: rr + torch.nn.functional.linear(rx, rw, rb).float()
+        out.append(Case(name, call, flops=_flops(1, tokens, model, hidden)))
     return out

@@ -20,18 +20,32 @@ struct LinearOptions {
   /// The result's dtype: the inputs' (default) or F32 for F16/BF16 inputs.
   std::optional<DType> out_dtype = std::nullopt;
   MatmulCompute compute = MatmulCompute::Default;
+  /// A residual added to the result: y = residual + (x·weightᵀ + bias). Of the result's shape
+  /// and dtype (so F32 with BF16 inputs and out_dtype F32: a transformer's F32 residual
+  /// stream), on x's device, read once and never written (linear_out's out must not overlap
+  /// it, unless out is the very same tensor: then the sum is accumulated in place). On CUDA it
+  /// is cuBLASLt's C matrix (D = A·B + C + bias, with C and D distinct buffers), so the GEMM
+  /// writes the new residual stream directly, where a separate cast and add would otherwise
+  /// read and write it twice more; the product, bias and residual meet in the accumulation
+  /// precision and are rounded once. Where the backend has no fused form (the CPU, F64,
+  /// combinations cuBLASLt declines) the result starts as the residual, the bias is added to
+  /// it, and the product is accumulated onto that (beta = 1): residual + bias is then rounded
+  /// to the result's dtype first, a second rounding that matters only for F16/BF16 results.
+  std::optional<Tensor> residual = std::nullopt;
 };
 
 /// torch.nn.functional.linear: y = x·weightᵀ + bias with x [..., in], weight [out, in] (a
 /// Linear layer's layout, never transposed in memory) and bias [out], or none (nullopt or an
-/// undefined Tensor) -> y [..., out]. x, weight and bias share one dtype (F32, F64, F16, BF16;
-/// never promoted) and device. The bias is added to the product before its one rounding to
+/// undefined Tensor) -> y [..., out]. x and weight share one dtype (F32, F64, F16, BF16; never
+/// promoted) and device; the bias has x's dtype or the result's (an F32 bias with BF16 inputs
+/// and out_dtype F32), on the same device. The bias is added to the product before its one rounding to
 /// the result's dtype, as torch.addmm does (on CUDA inside the GEMM, through cuBLASLt's bias
 /// epilogue, where cuBLASLt offers one).
 Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias = std::nullopt,
               const LinearOptions& options = {});
 /// linear into `out`, which must have linear's result shape, dtype and device and must not
-/// overlap x, weight or bias. Returns out.
+/// overlap x, weight or bias, nor options.residual unless out is that very tensor (same
+/// storage, offset, shape and strides: out += x·weightᵀ + bias). Returns out.
 const Tensor& linear_out(const Tensor& out, const Tensor& x, const Tensor& weight,
                          const std::optional<Tensor>& bias = std::nullopt, const LinearOptions& options = {});
 

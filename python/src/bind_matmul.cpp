@@ -1,5 +1,6 @@
 // Matrix products: matmul, mm, bmm, dot, mv, vm with ferrite's options as keywords
-// (transpose_a, transpose_b, out_dtype, compute), and nn.linear. ferrite/matmul.hpp, ferrite/nn.hpp.
+// (transpose_a, transpose_b, out_dtype, compute), and nn.linear (with its residual keyword).
+// ferrite/matmul.hpp, ferrite/nn.hpp.
 #include "common.hpp"
 
 namespace ferrite::py {
@@ -56,12 +57,15 @@ void bind_matmul(nb::module_& m, nb::class_<Tensor>& t) {
   // ferrite.nn.linear: here for the compute keyword's parsing, shared with the products above.
   nb::module_ nn = submodule(m, "nn", "Neural-network ops.");
   nn.def("linear", [](const Tensor& x, const Tensor& w, std::optional<Tensor> b, std::optional<DType> out_dtype,
-                      const std::string& compute) {
-        return nn::linear(x, w, b, {.out_dtype = out_dtype, .compute = compute_mode(compute)});
+                      const std::string& compute, std::optional<Tensor> residual) {
+        return nn::linear(x, w, b,
+                          {.out_dtype = out_dtype, .compute = compute_mode(compute), .residual = std::move(residual)});
       }, nb::arg("input"), nb::arg("weight"), nb::arg("bias") = nb::none(), nb::kw_only(),
-      nb::arg("out_dtype") = nb::none(), nb::arg("compute") = "default",
+      nb::arg("out_dtype") = nb::none(), nb::arg("compute") = "default", nb::arg("residual") = nb::none(),
       "torch.nn.functional.linear: input @ weight.T + bias with weight [out, in] and bias [out] (or None); the "
-      "bias is added before the result's one rounding (inside the GEMM on CUDA).");
+      "bias is added before the result's one rounding (inside the GEMM on CUDA). residual (ferrite's extension, "
+      "keyword only): a tensor of the result's shape and dtype added in the same rounding, "
+      "residual + input @ weight.T + bias (on CUDA cuBLASLt's C matrix).");
   m.def("set_allow_tf32", &set_allow_tf32, nb::arg("allow"));
   m.def("allow_tf32", &allow_tf32);
 }

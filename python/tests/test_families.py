@@ -339,6 +339,22 @@ def test_dropout(device):
     assert F.dropout(y, 0.5, inplace=True) is y and set(y.tolist()) <= {0.0, 2.0}
 
 
+def test_linear_residual(device):
+    # residual + x @ w.T + b in one call; BF16 operands onto an F32 residual stream with an F32
+    # bias, as a transformer block's update (ferrite's keyword; F.linear has no residual).
+    x, w = rng.standard_normal((2, 3, 8)), rng.standard_normal((5, 8))
+    b, r = rng.standard_normal(5), rng.standard_normal((2, 3, 5))
+    y = ft.nn.linear(T(x, device), T(w, device), T(b, device), residual=T(r, device))
+    np.testing.assert_allclose(npy(y), r + x @ w.T + b, rtol=1e-5, atol=1e-5)
+    xb, wb = T(x, device, ft.bfloat16), T(w, device, ft.bfloat16)
+    y = ft.nn.linear(xb, wb, T(b, device, ft.float32), out_dtype=ft.float32, residual=T(r, device, ft.float32))
+    assert y.dtype == ft.float32
+    exact = r + npy(xb.to(ft.float32)).astype(np.float64) @ npy(wb.to(ft.float32)).astype(np.float64).T + b
+    np.testing.assert_allclose(npy(y), exact, rtol=1e-5, atol=1e-5)
+    with pytest.raises(ft.DTypeMismatchError, match="residual is .* expected the result's dtype F32"):
+        ft.nn.linear(xb, wb, out_dtype=ft.float32, residual=T(r, device, ft.bfloat16))
+
+
 def test_nn_errors():
     F = ft.nn.functional
     with pytest.raises(ft.ShapeMismatchError, match=r"linear: bias is \[5\] F32 cpu, expected \[4\]"):

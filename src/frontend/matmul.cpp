@@ -1,6 +1,7 @@
 // Front end of the matrix products: dtype and shape rules (torch.matmul semantics,
 // row-major), the batch layout handed to MatmulOps::gemm, and the output allocation; and
-// nn::linear, the product with a Linear weight plus a bias (MatmulOps::gemm_bias).
+// nn::linear, the product with a Linear weight plus a bias (MatmulOps::gemm_bias) and a
+// residual (MatmulOps::gemm_residual).
 #include "ferrite/matmul.hpp"
 
 #include <algorithm>
@@ -254,9 +255,12 @@ const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, do
     run(plan.desc, a, b, out);
   } else {
     // The product is computed into a dense, aligned copy of out (read when beta != 0) and
-    // written back through out's strides.
+    // written back through out's strides. Always a new tensor: out.contiguous() would be out
+    // itself for a contiguous view off the 16-byte grid, whose buffer() is a copy, so the
+    // product would be written to that copy and lost.
     frontend::check_writable("matmul", out);
-    const Tensor dense = out.contiguous();
+    const Tensor dense = frontend::allocate(out.shape(), out.dtype(), out.device());
+    if (plan.desc.beta != 0) frontend::copy_elements(out, dense);
     run(plan.desc, a, b, dense);
     frontend::copy_elements(dense, out);
   }
@@ -306,14 +310,15 @@ Tensor mm(const Tensor& a, const Tensor& b, const MatmulOptions& options) {
 
 }  // namespace ferrite
 
-// ---- linear: matmul with transpose_b and a bias added before the one rounding ----
+// ---- linear: matmul with transpose_b, a bias added before the one rounding, and a residual ----
 
 namespace ferrite {
 namespace {
 
 struct LinearPlan {
-  Plan product;                // x · weightᵀ, batch dims of x folded into m
-  std::optional<Tensor> bias;  // engaged only for a defined bias
+  Plan product;                    // x · weightᵀ, batch dims of x folded into m
+  std::optional<Tensor> bias;      // engaged only for a defined bias
+  std::optional<Tensor> residual;  // engaged only for a defined residual
 };
 
 LinearPlan plan_linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias,
@@ -325,15 +330,32 @@ LinearPlan plan_linear(const Tensor& x, const Tensor& weight, const std::optiona
   LinearPlan p;
   p.product = plan_product(Op::Linear, x, weight,
                            {.transpose_b = true, .out_dtype = options.out_dtype, .compute = options.compute});
+  const DType result = p.product.desc.output;
   if (bias && bias->defined()) {
     const Tensor& b = *bias;
     frontend::check_same_device(name, {&x, &b});
-    FERRITE_CHECK(b.dtype() == x.dtype(), DTypeMismatch, name, ": bias is ", b.description(), ", expected dtype ",
-                  dtype_name(x.dtype()), " (input ", x.description(), ", weight ", weight.description(), ")");
+    // x's dtype, or the result's: an F32 bias of a BF16 layer with an F32 output is added
+    // exactly as a BF16 one would be (both widen to the F32 accumulation).
+    FERRITE_CHECK(b.dtype() == x.dtype() || b.dtype() == result, DTypeMismatch, name, ": bias is ", b.description(),
+                  ", expected dtype ", dtype_name(x.dtype()), result != x.dtype() ? " or " : "",
+                  result != x.dtype() ? dtype_name(result) : "", " (input ", x.description(), ", weight ",
+                  weight.description(), ")");
     FERRITE_CHECK(b.dim() == 1 && b.size(0) == weight.size(0), ShapeMismatch, name, ": bias is ", b.description(),
                   ", expected [", weight.size(0), "], one per output feature (input ", x.description(),
                   ", weight ", weight.description(), ")");
     p.bias = b;
+  }
+  if (options.residual && options.residual->defined()) {
+    const Tensor& r = *options.residual;
+    FERRITE_CHECK(r.device() == x.device(), DeviceMismatch, name, ": residual is ", r.description(),
+                  " but the input is on ", x.device().str());
+    FERRITE_CHECK(r.dtype() == result, DTypeMismatch, name, ": residual is ", r.description(),
+                  ", expected the result's dtype ", dtype_name(result), " (input ", x.description(), ", weight ",
+                  weight.description(), ")");
+    FERRITE_CHECK(r.shape() == p.product.out_shape, ShapeMismatch, name, ": residual is ", r.description(),
+                  ", expected the result's shape ", shape_str(p.product.out_shape), " (input ", x.description(),
+                  ", weight ", weight.description(), ")");
+    p.residual = r;
   }
   return p;
 }
@@ -342,16 +364,44 @@ LinearPlan plan_linear(const Tensor& x, const Tensor& weight, const std::optiona
 // the GEMM where it can (cuBLASLt's bias epilogue); otherwise out is filled with the broadcast
 // bias and the product accumulated onto it (beta = 1), PyTorch's addmm fallback: the sum is
 // still formed in the accumulation precision and rounded once.
-void run_linear(const LinearPlan& p, const Tensor& x, const Tensor& weight, const Tensor& out) {
-  if (!p.bias) return run(p.product.desc, x, weight, out);
+//
+// With a residual (`residual` not null; it is out itself when `in_place`) the sum is
+// residual + x · weightᵀ + bias. Fused (cuBLASLt: the residual is C, out is D), all three meet
+// in the accumulation precision. Otherwise out starts as the residual, the bias is added to it
+// in out's dtype, and the product is accumulated onto that with beta = 1: residual + bias is
+// rounded once before the product joins (exact for most F32 values, one half-precision
+// rounding for F16/BF16 results, within their tolerance).
+void run_linear(const LinearPlan& p, const Tensor& x, const Tensor& weight, const Tensor& out,
+                const Tensor* residual = nullptr, bool in_place = false) {
+  if (!p.bias && !residual) return run(p.product.desc, x, weight, out);
   if (out.numel() == 0) return;
   GemmDesc desc = p.product.desc;
   MatmulOps& ops = backend(out.device()).matmul_ops();
   const Buffer a = operand(x, desc.input), b = operand(weight, desc.input);
-  if (desc.k > 0 && ops.gemm_bias(desc, a, b, p.bias->buffer(), out.buffer())) return;
-  out.copy_(*p.bias);
+  if (!residual) {
+    if (desc.k > 0 && ops.gemm_bias(desc, a, b, p.bias->buffer(), out.buffer())) return;
+    out.copy_(*p.bias);
+    desc.beta = 1;
+    ops.gemm(desc, a, b, out.buffer());
+    return;
+  }
   desc.beta = 1;
-  ops.gemm(desc, a, b, out.buffer());
+  if (desc.k > 0) {
+    const Buffer d = out.buffer();
+    const Buffer r = in_place ? d : residual->buffer();
+    const std::optional<Buffer> bias_buffer = p.bias ? std::optional<Buffer>(p.bias->buffer()) : std::nullopt;
+    if (ops.gemm_residual(desc, a, b, bias_buffer ? &*bias_buffer : nullptr, r, d)) return;
+  }
+  if (!in_place) out.copy_(*residual);
+  if (p.bias) out.add_(p.bias->dtype() == out.dtype() ? *p.bias : p.bias->to(out.dtype()));
+  if (desc.k > 0) ops.gemm(desc, a, b, out.buffer());  // k = 0: the product adds nothing
+}
+
+// Whether out and r are the same view: one storage address, shape and strides (linear_out
+// into its own residual, accumulated in place).
+bool same_view(const Tensor& out, const Tensor& r) {
+  return out.dtype() == r.dtype() && out.device() == r.device() && out.shape() == r.shape() &&
+         out.strides() == r.strides() && out.data_ptr() == r.data_ptr();
 }
 
 }  // namespace
@@ -361,7 +411,7 @@ namespace nn {
 Tensor linear(const Tensor& x, const Tensor& weight, const std::optional<Tensor>& bias, const LinearOptions& options) {
   const LinearPlan p = plan_linear(x, weight, bias, options);
   Tensor out = frontend::allocate(p.product.out_shape, p.product.desc.output, x.device());
-  run_linear(p, x, weight, out);
+  run_linear(p, x, weight, out, p.residual ? &*p.residual : nullptr);
   return out;
 }
 
@@ -371,14 +421,23 @@ const Tensor& linear_out(const Tensor& out, const Tensor& x, const Tensor& weigh
   check_out("linear", out, p.product, x, weight);
   FERRITE_CHECK(!p.bias || !overlaps(out, *p.bias), InvalidArgument, "linear: out ", out.description(),
                 " overlaps the bias ", p.bias ? p.bias->description() : std::string());
+  // The residual is read while out is written: only out being the residual itself (each
+  // element read before its own write) is safe.
+  const bool into_residual = p.residual && out.numel() > 0 && same_view(out, *p.residual);
+  FERRITE_CHECK(!p.residual || into_residual || !overlaps(out, *p.residual), InvalidArgument, "linear: out ",
+                out.description(), " overlaps the residual ", p.residual ? p.residual->description() : std::string(),
+                " (out may only be the residual tensor itself)");
+  const Tensor* residual = p.residual ? &*p.residual : nullptr;
   if (writable_in_place(out)) {
-    run_linear(p, x, weight, out);
+    run_linear(p, x, weight, out, residual, into_residual);
   } else {
-    // Computed into a dense, aligned tensor (never read: the bias or the product writes it
-    // first) and written back through out's strides.
+    // Computed into a dense, aligned tensor and written back through out's strides. The dense
+    // tensor is never read (the bias, the residual or the product writes it first), except
+    // when out is the residual: then it starts as a dense copy of out's values.
     frontend::check_writable("linear", out);
     const Tensor dense = frontend::allocate(out.shape(), out.dtype(), out.device());
-    run_linear(p, x, weight, dense);
+    if (into_residual) frontend::copy_elements(out, dense);
+    run_linear(p, x, weight, dense, into_residual ? &dense : residual, into_residual);
     frontend::copy_elements(dense, out);
   }
   return out;

@@ -67,6 +67,19 @@ class MatmulOps {
                          const Buffer& /*bias*/, const Buffer& /*c*/) {
     return false;
   }
+  /// gemm_bias with a residual (nn::linear's LinearOptions::residual): D = op(A)·op(B) + bias
+  /// + R, the product, the bias (when `bias` is not null) and R summed in the accumulation
+  /// precision and rounded once to desc.output. R (`residual`) has D's dtype and D's dense
+  /// [m, n] layout; it is either D itself (accumulated in place) or a buffer sharing no memory
+  /// with D, and is only read. desc has alpha = 1, beta = 1 (R's factor), batch_rank 0 (the
+  /// front end folds linear's batch into m) and m, n, k all >= 1; bias and R are 16-byte
+  /// aligned. Returns false, having enqueued nothing, when this backend has no fused form for
+  /// this call: the front end then copies R into D, adds the bias and runs gemm() with
+  /// beta = 1. The default fuses nothing.
+  virtual bool gemm_residual(const GemmDesc& /*desc*/, const Buffer& /*a*/, const Buffer& /*b*/,
+                             const Buffer* /*bias*/, const Buffer& /*residual*/, const Buffer& /*d*/) {
+    return false;
+  }
 };
 
 }  // namespace ferrite

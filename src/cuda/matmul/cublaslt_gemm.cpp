@@ -1,5 +1,6 @@
 // strided_gemm: cuBLASLt with a cached plan per (device, shape, dtypes, transposes, batch
-// layout, pointer alignment, bias epilogue), cuBLAS where cuBLASLt offers no algorithm.
+// layout, pointer alignment, bias epilogue, separate C), cuBLAS where cuBLASLt offers no
+// algorithm.
 //
 // Row-major to column-major: a row-major [m, n] C is the column-major n x m matrix Cᵀ, and
 // Cᵀ = Bᵀ·Aᵀ. So cuBLASLt's first operand is our B and its second our A, each with the
@@ -21,6 +22,15 @@
 // launches under the plan's own mutex (cublasLtMatmul reads the descriptor on the host, at
 // launch). Where cuBLASLt has no algorithm with the epilogue, nothing runs and the caller adds
 // the bias another way (never through the cuBLAS fallback, which has no epilogue).
+//
+// Residual (nn::linear's LinearOptions::residual): D = A·B + C (+ bias) with C a buffer other
+// than D (or D itself, linear_out into its residual), cuBLASLt's separate C and D operands.
+// C has D's type and layout (one layout object serves both), so the plan differs from an
+// in-place beta = 1 plan only in C's alignment and in which algorithms are kept; both are in
+// the key (`residual`, `align_c_in`). The C pointer is an argument of cublasLtMatmul, not a
+// descriptor attribute, so no lock is needed for it. Such plans keep only candidates without
+// split-K (see keep_unsplit_candidates) and fall back to the caller, like bias plans, when
+// cuBLASLt offers nothing.
 //
 // Precision: F16/BF16 outputs accumulate in F32 up to the final rounding. Split-K schemes
 // that add partial sums in the output type (INPLACE, OUTPUT_TYPE) are excluded for them:
@@ -84,9 +94,11 @@ struct PlanKey {
   bool transpose_a, transpose_b;
   std::int64_t m, n, k, batch, stride_a, stride_b, stride_c;
   std::uint32_t align_a, align_b, align_c;
-  bool tuned;  // the algorithm is chosen by timing (large product, beta = 0)
+  bool tuned;  // the algorithm is chosen by timing (large product, output never read)
   bool bias;   // CUBLASLT_EPILOGUE_BIAS
   DType bias_dtype;  // F32 when there is no bias
+  bool residual;            // C is read from c_in, not from D (beta = 1)
+  std::uint32_t align_c_in;  // c_in's alignment; 0 without one
   bool operator==(const PlanKey&) const = default;
 };
 
@@ -101,7 +113,9 @@ struct PlanKeyHash {
     for (std::int64_t v : {key.m, key.n, key.k, key.batch, key.stride_a, key.stride_b, key.stride_c})
       mix(static_cast<std::uint64_t>(v));
     mix(key.align_a | std::uint64_t(key.align_b) << 16 | std::uint64_t(key.align_c) << 32 |
-        std::uint64_t(key.tuned) << 48 | std::uint64_t(key.bias) << 49 | std::uint64_t(key.bias_dtype) << 56);
+        std::uint64_t(key.tuned) << 48 | std::uint64_t(key.bias) << 49 | std::uint64_t(key.residual) << 50 |
+        std::uint64_t(key.bias_dtype) << 56);
+    mix(key.align_c_in);
     return h;
   }
 };
@@ -166,14 +180,15 @@ bool force_cublas() {
 
 void log_plan(const PlanKey& key, const Plan& plan, const cublasLtMatmulHeuristicResult_t& result) {
   std::fprintf(stderr,
-               "ferrite gemm plan cuda:%d %s->%s compute %d m=%lld n=%lld k=%lld batch=%lld ta=%d tb=%d bias %s: ",
+               "ferrite gemm plan cuda:%d %s->%s compute %d m=%lld n=%lld k=%lld batch=%lld ta=%d tb=%d bias %s%s: ",
                key.device, dtype_name(key.input).data(), dtype_name(key.output).data(), static_cast<int>(key.compute),
                static_cast<long long>(key.m), static_cast<long long>(key.n), static_cast<long long>(key.k),
                static_cast<long long>(key.batch), key.transpose_a, key.transpose_b,
-               key.bias ? dtype_name(key.bias_dtype).data() : "none");
+               key.bias ? dtype_name(key.bias_dtype).data() : "none", key.residual ? " residual C" : "");
   if (!plan.lt) {
-    std::fprintf(stderr, key.bias ? "no cuBLASLt algorithm with the bias epilogue, bias added separately\n"
-                                  : "no cuBLASLt algorithm, cuBLAS fallback\n");
+    std::fprintf(stderr, key.bias || key.residual
+                             ? "no cuBLASLt algorithm with the bias epilogue or separate C, added separately\n"
+                             : "no cuBLASLt algorithm, cuBLAS fallback\n");
     return;
   }
   auto config = [&](cublasLtMatmulAlgoConfigAttributes_t attribute) {
@@ -217,8 +232,9 @@ void set_scales(Scales& s, const StridedGemm& g) {
   s.beta = wide ? static_cast<const void*>(&g.beta) : &s.beta32;
 }
 
-// Times each candidate on the caller's operands (beta = 0, so the output's contents do not
-// matter and the real call overwrites it afterwards) and returns the index of the fastest.
+// Times each candidate on the caller's operands (beta = 0 or a separate C, so the output's
+// contents are never read and the real call overwrites them afterwards) and returns the
+// index of the fastest.
 // A candidate that fails to launch is skipped. Ties keep the heuristic's order.
 int fastest_candidate(DeviceContext& ctx, const Plan& plan, const StridedGemm& g,
                       const cublasLtMatmulHeuristicResult_t* results, int count, void* workspace,
@@ -230,10 +246,11 @@ int fastest_candidate(DeviceContext& ctx, const Plan& plan, const StridedGemm& g
   FERRITE_CUDA_CHECK(cudaEventCreate(&stop));
   int best = -1;  // none timed yet: a candidate 0 that fails must not stay the choice
   float best_ms = 0;
+  const void* c_in = g.c_in != nullptr ? g.c_in : g.c;
   for (int i = 0; i < count; ++i) {
     auto run = [&] {
       return cublasLtMatmul(ctx.cublas_lt(), plan.op, scales.alpha, g.b, plan.first, g.a, plan.second, scales.beta,
-                            g.c, plan.out, g.c, plan.out, &results[i].algo, workspace, workspace_bytes, stream);
+                            c_in, plan.out, g.c, plan.out, &results[i].algo, workspace, workspace_bytes, stream);
     };
     if (run() != CUBLAS_STATUS_SUCCESS) continue;
     FERRITE_CUDA_CHECK(cudaEventRecord(start, stream));
@@ -256,7 +273,11 @@ int fastest_candidate(DeviceContext& ctx, const Plan& plan, const StridedGemm& g
 // [6, 6000] x [17, 6000]ᵀ + bias, integer data) came out a few units off in F16 and BF16,
 // the size of one half-precision rounding of the product before the bias was added, while
 // the same products without a bias (matmul_long_k, split-K reduced in F32) were exact. So
-// the split-K reduction evidently adds the bias after rounding to the output type. Returns
+// the split-K reduction evidently adds the bias after rounding to the output type.
+// Plans with a separate C (a residual, beta = 1) keep only these too, whatever the output
+// type: where a split-K scheme adds beta·C relative to its partial sums, and whether an
+// in-place scheme (which accumulates in D) reads C or D, has not been verified on a GPU, and
+// the unsplit kernels read C once in the epilogue by construction. Returns
 // how many of `results` are kept (moved to the front, in the heuristic's order).
 int keep_unsplit_candidates(cublasLtMatmulHeuristicResult_t* results, int count) {
   int kept = 0;
@@ -309,7 +330,7 @@ std::unique_ptr<Plan> make_plan(DeviceContext& ctx, const PlanKey& key, const St
   const std::pair<cublasLtMatmulPreferenceAttributes_t, std::uint32_t> attributes[] = {
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, key.align_b},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, key.align_a},
-      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.align_c},
+      {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, key.residual ? key.align_c_in : key.align_c},
       {CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, key.align_c},
       {CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK, reduction_mask}};
   for (const auto& [attribute, value] : attributes)
@@ -319,10 +340,12 @@ std::unique_ptr<Plan> make_plan(DeviceContext& ctx, const PlanKey& key, const St
   int returned = 0;
   if (status == CUBLAS_STATUS_SUCCESS && !force_cublas())
     status = cublasLtMatmulAlgoGetHeuristic(ctx.cublas_lt(), plan->op, plan->first, plan->second, plan->out,
-                                            plan->out, preference, key.tuned || key.bias ? kCandidates : 1, results,
+                                            plan->out, preference,
+                                            key.tuned || key.bias || key.residual ? kCandidates : 1, results,
                                             &returned);
   cublasLtMatmulPreferenceDestroy(preference);
-  if (status == CUBLAS_STATUS_SUCCESS && key.bias && (g.output == DType::F16 || g.output == DType::BF16))
+  if (status == CUBLAS_STATUS_SUCCESS &&
+      ((key.bias && (g.output == DType::F16 || g.output == DType::BF16)) || key.residual))
     returned = keep_unsplit_candidates(results, returned);
   if (status == CUBLAS_STATUS_SUCCESS && returned > 0 && results[0].state == CUBLAS_STATUS_SUCCESS) {
     const int chosen = key.tuned && returned > 1 ? fastest_candidate(ctx, *plan, g, results, returned, workspace,
@@ -331,10 +354,10 @@ std::unique_ptr<Plan> make_plan(DeviceContext& ctx, const PlanKey& key, const St
     plan->algo = results[chosen].algo;
     plan->lt = true;
     if (log_plans()) log_plan(key, *plan, results[chosen]);
-  } else if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED && !key.bias) {
-    // A bias plan is never an error here: a library that rejects an epilogue or bias-type
-    // combination (INVALID_VALUE rather than NOT_SUPPORTED) leaves the caller's unfused path,
-    // which computes the same values.
+  } else if (status != CUBLAS_STATUS_SUCCESS && status != CUBLAS_STATUS_NOT_SUPPORTED && !key.bias && !key.residual) {
+    // A bias or residual plan is never an error here: a library that rejects an epilogue or
+    // bias-type combination (INVALID_VALUE rather than NOT_SUPPORTED) leaves the caller's
+    // unfused path, which computes the same values.
     throw_cublas_error(status, "cublasLtMatmulAlgoGetHeuristic", __FILE__, __LINE__);
   } else if (log_plans()) {
     log_plan(key, *plan, results[0]);
@@ -388,12 +411,14 @@ void cublas_fallback(DeviceContext& ctx, cudaStream_t stream, const StridedGemm&
       CUBLAS_GEMM_DEFAULT));
 }
 
-// A timed choice needs beta = 0 (the output is scratch while timing), a large product, and a
-// stream that is not being captured into a graph (timing synchronises).
+// A timed choice needs an output that is scratch while timing (beta = 0, or C read from a
+// c_in other than the output), a large product, and a stream that is not being captured into
+// a graph (timing synchronises).
 bool tuned_choice(const StridedGemm& g, cudaStream_t stream) {
   const double flops = 2.0 * static_cast<double>(g.m) * static_cast<double>(g.n) * static_cast<double>(g.k) *
                        static_cast<double>(g.batch);
-  if (g.beta != 0 || flops < kTunedFlops || force_cublas()) return false;
+  const bool scratch_output = g.beta == 0 || (g.c_in != nullptr && g.c_in != g.c);
+  if (!scratch_output || flops < kTunedFlops || force_cublas()) return false;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   return cudaStreamIsCapturing(stream, &capture) == cudaSuccess && capture == cudaStreamCaptureStatusNone;
 }
@@ -422,18 +447,21 @@ bool strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g)
                     alignment(g.c, g.batch, g.stride_c, g.output),
                     tuned_choice(g, stream),
                     g.bias != nullptr,
-                    g.bias != nullptr ? g.bias_dtype : DType::F32};
+                    g.bias != nullptr ? g.bias_dtype : DType::F32,
+                    g.c_in != nullptr,
+                    g.c_in != nullptr ? alignment(g.c_in, g.batch, g.stride_c, g.output) : 0u};
   const Plan& plan = plan_cache().get(ctx, key, g, workspace, workspace_bytes, stream);
   Scales scales;
   set_scales(scales, g);
   if (!plan.lt) {
-    if (key.bias) return false;
+    if (key.bias || key.residual) return false;
     cublas_fallback(ctx, stream, g, key.compute, scales.alpha, scales.beta, workspace, workspace_bytes);
     return true;
   }
+  const void* c_in = g.c_in != nullptr ? g.c_in : g.c;
   auto launch = [&] {
     FERRITE_CUBLAS_CHECK(cublasLtMatmul(ctx.cublas_lt(), plan.op, scales.alpha, g.b, plan.first, g.a, plan.second,
-                                        scales.beta, g.c, plan.out, g.c, plan.out, &plan.algo, workspace,
+                                        scales.beta, c_in, plan.out, g.c, plan.out, &plan.algo, workspace,
                                         workspace_bytes, stream));
   };
   if (!key.bias) {

@@ -3,7 +3,9 @@
 // inside cuBLASLt, with a zero stride for an operand broadcast along it, and the outer
 // dims (only left after merging when both operands broadcast, as in
 // [b1, 1, m, k] x [1, b2, k, n]) are a host loop over pointer offsets. Nothing is copied.
-// nn::linear's bias rides in the same GEMM through cuBLASLt's bias epilogue (gemm_bias).
+// nn::linear's bias rides in the same GEMM through cuBLASLt's bias epilogue (gemm_bias), and
+// its residual as cuBLASLt's C matrix, read from a buffer other than the output D
+// (gemm_residual).
 #include <climits>
 #include <cstdint>
 
@@ -99,6 +101,33 @@ class CudaMatmulOps final : public MatmulOps {
     g.c = c.data();
     g.bias = bias.data();
     g.bias_dtype = bias.dtype();
+    return strided_gemm(ctx, ctx.current_stream(), g);
+  }
+
+  // linear's residual as cuBLASLt's C (D = A·B + C + bias, C ≠ D), so that the new residual
+  // stream comes out of the GEMM directly. Not fused, under the same rules as gemm_bias (F64,
+  // batches, alpha ≠ 1, unaligned bias) and wherever cuBLASLt offers no algorithm: the front
+  // end then writes the residual and bias into D and accumulates onto it (beta = 1). A residual
+  // that is D itself (linear_out into its residual) is passed as c_in = c too, so that it gets
+  // the residual plans' candidate rule (no split-K) rather than the plain beta = 1 plans.
+  bool gemm_residual(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer* bias, const Buffer& residual,
+                     const Buffer& c) override {
+    if (d.batch_rank != 0 || d.input == DType::F64 || d.alpha != 1 || d.beta != 1 || d.m == 0 || d.n == 0 ||
+        d.k == 0 || residual.dtype() != d.output ||
+        (bias != nullptr && reinterpret_cast<std::uintptr_t>(bias->data()) % 16 != 0))
+      return false;
+    const int device = c.device().index;
+    DeviceGuard guard(device);
+    DeviceContext& ctx = DeviceContext::get(device);
+    StridedGemm g = unbatched(d);
+    g.a = a.data();
+    g.b = b.data();
+    g.c = c.data();
+    g.c_in = residual.data();
+    if (bias != nullptr) {
+      g.bias = bias->data();
+      g.bias_dtype = bias->dtype();
+    }
     return strided_gemm(ctx, ctx.current_stream(), g);
   }
 };

@@ -21,19 +21,25 @@ struct StridedGemm {
   const void* a = nullptr;
   const void* b = nullptr;
   void* c = nullptr;
+  /// Optional (nn::linear's residual): a C matrix read in place of `c` while the result is
+  /// written to `c` (cuBLASLt's C and D): D = alpha·op(A)·op(B) + beta·C_in (+ bias), with
+  /// C_in of the output dtype and D's layout, sharing no memory with it or equal to `c` (in
+  /// place). Only with batch = 1.
+  const void* c_in = nullptr;
   double alpha = 1, beta = 0;
   /// Optional: n elements of bias_dtype added to every row of C in the compute type before
-  /// C's rounding (cuBLASLt's bias epilogue). Only with alpha = 1, beta = 0, batch = 1, and a
-  /// 16-byte aligned pointer.
+  /// C's rounding (cuBLASLt's bias epilogue). Only with alpha = 1, beta = 0 (or beta = 1 with
+  /// c_in), batch = 1, and a 16-byte aligned pointer.
   const void* bias = nullptr;
   DType bias_dtype = DType::F32;
 };
 
-/// Enqueues C = alpha * op(A) * op(B) + beta * C (+ bias) for every batch element on `stream`.
+/// Enqueues C = alpha * op(A) * op(B) + beta * C (+ bias) for every batch element on `stream`
+/// (beta * C_in instead of beta * C when c_in is set).
 /// No host synchronisation; the plan (descriptors and algorithm) is cached per shape.
-/// Returns false, having enqueued nothing, when a bias was asked for and cuBLASLt offers no
-/// algorithm with the bias epilogue for this problem (the caller adds the bias another way);
-/// true otherwise.
+/// Returns false, having enqueued nothing, when a bias or a separate C_in was asked for and
+/// cuBLASLt offers no algorithm for this problem (the caller adds them another way); true
+/// otherwise.
 bool strided_gemm(DeviceContext& ctx, cudaStream_t stream, const StridedGemm& g);
 
 }  // namespace ferrite::cuda
