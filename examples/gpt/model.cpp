@@ -52,6 +52,24 @@ Tensor dropout_of(const Tensor& x, const ForwardCache* cache, Tensor& keep) {
   return std::move(r.output);
 }
 
+// A residual update x + dropout(linear(a, w, b)) in the master dtype. Without dropout, one
+// GEMM: nn::linear's residual option reads x as cuBLASLt's C and writes the new stream (F32)
+// directly, with the master (F32) bias in the epilogue; the product is rounded once, to F32,
+// where autocast rounds it to the activations' dtype, casts and adds (three passes over the
+// stream). With dropout the branch is formed, rounded, dropped out and added as autocast does
+// (`cast_bias`: the bias in the activations' dtype).
+Tensor residual_linear(const Tensor& x, const Tensor& a, const Tensor& w, const Tensor& master_bias,
+                       const Tensor& cast_bias, DType master, MatmulCompute compute, const ForwardCache* cache,
+                       Tensor& keep) {
+  if (cache == nullptr || cache->dropout <= 0) {
+    Phase phase("matmul");
+    return nn::linear(a, w, master_bias, {.out_dtype = master, .compute = compute, .residual = x});
+  }
+  const Tensor branch = cast_to(dropout_of(linear(a, w, cast_bias, compute), cache, keep), master);
+  Phase phase("residual add");
+  return x + branch;
+}
+
 // The gradient through dropout_of: grad where the element was kept (scaled), 0 elsewhere.
 Tensor dropout_grad(const Tensor& grad, const ForwardCache& cache, const Tensor& keep) {
   if (cache.dropout <= 0) return grad;
@@ -275,13 +293,7 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
     }
     const Tensor qkv = linear(bc.ln1.y, m.attn_w, m.attn_b, p.compute).view({b, t, 3 * c});
     bc.attn_y = causal_attention(qkv, config.n_head, bc.attn).view({b * t, c});
-    // The residual adds the (rounded) branch output in the master dtype.
-    const Tensor attn_out =
-        cast_to(dropout_of(linear(bc.attn_y, m.proj_w, m.proj_b, p.compute), cache, bc.attn_keep), master);
-    {
-      Phase phase("residual add");
-      bc.x_mid = x + attn_out;
-    }
+    bc.x_mid = residual_linear(x, bc.attn_y, m.proj_w, w.proj_b, m.proj_b, master, p.compute, cache, bc.attn_keep);
     {
       Phase phase("layer_norm");
       bc.ln2 = layer_norm(bc.x_mid, w.ln2_w, w.ln2_b, kLayerNormEps, {.out_dtype = p.act});
@@ -291,10 +303,7 @@ Tensor forward(const Weights& weights, const ModelConfig& config, const Tensor& 
       Phase phase("gelu");
       bc.fc_act = gelu(bc.fc, kGelu);
     }
-    const Tensor mlp_out =
-        cast_to(dropout_of(linear(bc.fc_act, m.out_w, m.out_b, p.compute), cache, bc.mlp_keep), master);
-    Phase phase("residual add");
-    x = bc.x_mid + mlp_out;
+    x = residual_linear(bc.x_mid, bc.fc_act, m.out_w, w.out_b, m.out_b, master, p.compute, cache, bc.mlp_keep);
   }
   LayerNormResult lnf;
   {
