@@ -150,24 +150,30 @@ void bind_reduction(nb::module_& m, nb::class_<Tensor>& t) {
   m.def("log_softmax_backward", &log_softmax_backward, nb::arg("grad"), nb::arg("output"), nb::arg("dim") = -1);
 
   // Norms over the last dim (ferrite's forms: they return the saved statistics too).
-  m.def("layer_norm", [](const Tensor& x, OT w, OT b, double eps) {
-        auto r = layer_norm(x, or_undefined(w), or_undefined(b), eps);
+  // Mixed precision (keyword only): out_dtype F16/BF16 writes y of an F32 input in that dtype
+  // (y.to(dtype) in one pass); the backward takes such a half grad and adds `residual` to dx.
+  m.def("layer_norm", [](const Tensor& x, OT w, OT b, double eps, OD out_dtype) {
+        auto r = layer_norm(x, or_undefined(w), or_undefined(b), eps, {.out_dtype = out_dtype});
         return nb::make_tuple(r.y, r.mean, r.rstd);
       }, nb::arg("input"), nb::arg("weight") = nb::none(), nb::arg("bias") = nb::none(), nb::arg("eps") = 1e-5,
-      "Layer norm over the last dim: (y, mean, rstd).");
-  m.def("layer_norm_backward", [](const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, OT w) {
-        auto r = layer_norm_backward(g, x, mean, rstd, or_undefined(w));
+      nb::kw_only(), nb::arg("out_dtype") = nb::none(),
+      "Layer norm over the last dim: (y, mean, rstd); out_dtype F16/BF16 for an F32 input.");
+  m.def("layer_norm_backward", [](const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, OT w,
+                                  OT residual) {
+        auto r = layer_norm_backward(g, x, mean, rstd, or_undefined(w), {.residual = or_undefined(residual)});
         return nb::make_tuple(r.dx, or_none(r.dweight), r.dbias);
       }, nb::arg("grad"), nb::arg("input"), nb::arg("mean"), nb::arg("rstd"), nb::arg("weight") = nb::none(),
-      "(dx, dweight or None, dbias).");
-  m.def("rms_norm", [](const Tensor& x, OT w, double eps) {
-        auto r = rms_norm(x, or_undefined(w), eps);
+      nb::kw_only(), nb::arg("residual") = nb::none(), "(dx, dweight or None, dbias); dx includes residual.");
+  m.def("rms_norm", [](const Tensor& x, OT w, double eps, OD out_dtype) {
+        auto r = rms_norm(x, or_undefined(w), eps, {.out_dtype = out_dtype});
         return nb::make_tuple(r.y, r.rstd);
-      }, nb::arg("input"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6, "RMS norm over the last dim: (y, rstd).");
-  m.def("rms_norm_backward", [](const Tensor& g, const Tensor& x, const Tensor& rstd, OT w) {
-        auto r = rms_norm_backward(g, x, rstd, or_undefined(w));
+      }, nb::arg("input"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6, nb::kw_only(),
+      nb::arg("out_dtype") = nb::none(), "RMS norm over the last dim: (y, rstd); out_dtype F16/BF16 for an F32 input.");
+  m.def("rms_norm_backward", [](const Tensor& g, const Tensor& x, const Tensor& rstd, OT w, OT residual) {
+        auto r = rms_norm_backward(g, x, rstd, or_undefined(w), {.residual = or_undefined(residual)});
         return nb::make_tuple(r.dx, or_none(r.dweight));
-      }, nb::arg("grad"), nb::arg("input"), nb::arg("rstd"), nb::arg("weight") = nb::none(), "(dx, dweight or None).");
+      }, nb::arg("grad"), nb::arg("input"), nb::arg("rstd"), nb::arg("weight") = nb::none(), nb::kw_only(),
+      nb::arg("residual") = nb::none(), "(dx, dweight or None); dx includes residual.");
 }
 
 }  // namespace ferrite::py

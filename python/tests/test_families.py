@@ -288,6 +288,49 @@ def test_attention_backward(device):
     np.testing.assert_allclose(npy(r.dv), numgrad(lambda a: loss(q, k, a), v), atol=1e-7)
 
 
+def test_attention_backward_into_views(device):
+    # The gradients written into the slices of one [B, S, 3, H, D] tensor (out_grads=), as a
+    # fused q/k/v projection wants them: the same values as the allocating call.
+    b, s, h, d = 1, 5, 2, 8
+    heads = T(rng.standard_normal((b, s, 3, h, d)), device, ft.float32).permute(2, 0, 3, 1, 4)
+    q, k, v = heads[0], heads[1], heads[2]
+    g = T(rng.standard_normal((b, h, s, d)), device, ft.float32)
+    fwd = ft.nn.scaled_dot_product_attention(q, k, v, is_causal=True)
+    want = ft.nn.scaled_dot_product_attention_backward(g, q, k, v, fwd.out, fwd.logsumexp, is_causal=True)
+    dqkv = ft.empty(b, s, 3, h, d, device=device)
+    into = dqkv.permute(2, 0, 3, 1, 4)
+    got = ft.nn.scaled_dot_product_attention_backward(g, q, k, v, fwd.out, fwd.logsumexp, is_causal=True,
+                                                      out_grads=(into[0], into[1], into[2]))
+    for name in ("dq", "dk", "dv"):
+        np.testing.assert_array_equal(npy(getattr(got, name)), npy(getattr(want, name)))
+    np.testing.assert_array_equal(npy(dqkv.permute(2, 0, 3, 1, 4)[1]), npy(want.dk))
+    with pytest.raises(ft.Error, match="dk"):
+        ft.nn.scaled_dot_product_attention_backward(g, q, k, v, fwd.out, fwd.logsumexp,
+                                                    out_grads=(into[0], into[1][:, :, :2], into[2]))
+
+
+def test_norms_mixed_precision(device):
+    # out_dtype: y of an F32 input written in BF16, the values of y.to(bfloat16); the backward
+    # reads a BF16 grad widened and adds residual to dx.
+    x = T(rng.standard_normal((3, 8)), device, ft.float32)
+    y, mean, rstd = ft.layer_norm(x)
+    half, _, _ = ft.layer_norm(x, out_dtype=ft.bfloat16)
+    assert half.dtype == ft.bfloat16
+    np.testing.assert_array_equal(npy(half.to(ft.float32)), npy(y.to(ft.bfloat16).to(ft.float32)))
+    g = T(rng.standard_normal((3, 8)), device, ft.float32).to(ft.bfloat16)
+    r = T(rng.standard_normal((3, 8)), device, ft.float32)
+    dx, _, db = ft.layer_norm_backward(g, x, mean, rstd, residual=r)
+    dx0, _, db0 = ft.layer_norm_backward(g.to(ft.float32), x, mean, rstd)
+    np.testing.assert_allclose(npy(dx), npy(dx0) + npy(r), rtol=1e-6, atol=1e-6)
+    np.testing.assert_array_equal(npy(db), npy(db0))
+    ry, rr = ft.rms_norm(x, out_dtype=ft.float16)
+    assert ry.dtype == ft.float16
+    rdx, _ = ft.rms_norm_backward(ry, x, rr, residual=r)
+    assert rdx.dtype == ft.float32
+    with pytest.raises(ft.Error, match="F64"):
+        ft.layer_norm(x, out_dtype=ft.float64)
+
+
 def test_rnn_cell_backwards(device):
     b, h = 2, 3
     ig, hg = rng.standard_normal((b, 3 * h)), rng.standard_normal((b, 3 * h))
