@@ -9,6 +9,7 @@
 #include <fnmatch.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
@@ -136,6 +137,38 @@ class CaseFilter {
   std::vector<bool> matched_;
 };
 
+// `name` with every run of digits as one '#': the names a family makes at reduced sizes
+// (`--quick`) and at full size differ only in their digits (linalg_svd_f32_64 and _1024,
+// layer_norm_f32_4096x128 and _1048576x128), so a pattern that selects a full-size case
+// selects, digit-folded, one of the reduced names too.
+std::string fold_digits(const std::string& name) {
+  std::string out;
+  for (std::size_t i = 0; i < name.size(); ++i) {
+    if (std::isdigit(static_cast<unsigned char>(name[i]))) {
+      if (out.empty() || out.back() != '#') out += '#';
+    } else {
+      out += name[i];
+    }
+  }
+  return out;
+}
+
+// Whether some pattern may select a case of a family whose reduced-size case names are
+// `names`: a family none of whose cases a pattern can select is not made at full size (its
+// inputs, gigabytes on the device and some built on the host, took most of a filtered run).
+bool family_wanted(const std::vector<std::string>& patterns, const std::vector<std::string>& names) {
+  if (patterns.empty()) return true;
+  for (const std::string& p : patterns) {
+    // '?' and '[...]' may stand for digits, which folding would no longer see: such a
+    // pattern keeps every family.
+    if (p.find_first_of("?[") != std::string::npos) return true;
+    const std::string folded = fold_digits(p);
+    for (const std::string& n : names)
+      if (fnmatch(folded.c_str(), fold_digits(n).c_str(), 0) == 0) return true;
+  }
+  return false;
+}
+
 std::string format(const char* fmt, double value) {
   char text[64];
   std::snprintf(text, sizeof text, fmt, value);
@@ -197,8 +230,24 @@ int run_bench(const BenchOptions& opt) {
   else
     std::printf("%-36s %-34s %10s %14s%s\n", "case", "shape", "ms", "rate", show_ceiling ? "    % HBM" : "");
   // One family at a time, its inputs released before the next family's are made.
+  std::vector<std::string> patterns;
+  for (const std::string& p : opt.filter)
+    if (!p.empty()) patterns.push_back(p);
   for (const bench::CaseFamily& family : bench::case_families()) {
     std::vector<BenchCase> cases;
+    if (!patterns.empty() && context.full_size()) {
+      // The family's case names from its reduced sizes on the same device (small inputs,
+      // made in milliseconds), then the full-size family only where a pattern may want it.
+      std::vector<std::shared_ptr<void>> small_inputs;
+      const bench::BenchContext names_context{device, true, &small_inputs};
+      std::vector<BenchCase> small;
+      family.maker(names_context, small);
+      std::vector<std::string> names;
+      for (const BenchCase& c : small) names.push_back(c.name);
+      small.clear();
+      small_inputs.clear();
+      if (!family_wanted(patterns, names)) continue;
+    }
     family.maker(context, cases);
     for (const BenchCase& c : cases) {
       if (!filter.wants(c.name)) continue;
