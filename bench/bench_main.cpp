@@ -66,7 +66,7 @@ constexpr double kGpuBandwidthCeiling = 4.3e12;  // bytes/s, perf.md's practical
 constexpr int kBackToBack = 5;
 
 struct Result {
-  std::string name, shape;
+  std::string family, name, shape;
   double ms = 0, bytes = 0, flops = 0;
 };
 
@@ -199,7 +199,7 @@ void write_json(std::ofstream& out, const std::string& path, Device device, cons
   out << "{\n  \"device\": \"" << device.str() << "\",\n  \"cases\": [\n";
   for (std::size_t i = 0; i < results.size(); ++i) {
     const Result& r = results[i];
-    out << "    {\"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"ms\": " << r.ms
+    out << "    {\"family\": \"" << r.family << "\", \"name\": \"" << r.name << "\", \"shape\": \"" << r.shape << "\", \"ms\": " << r.ms
         << ", \"bytes\": " << r.bytes << ", \"gbps\": " << r.bytes / (r.ms * 1e-3) / 1e9 << ", \"flops\": " << r.flops
         << ", \"tflops\": " << r.flops / (r.ms * 1e-3) / 1e12 << "}" << (i + 1 < results.size() ? ",\n" : "\n");
   }
@@ -256,7 +256,7 @@ int run_bench(const BenchOptions& opt) {
         continue;
       }
       const double ms = time_case(c, device, c.host_timed ? 1 : 3, c.host_timed ? std::min(repeats, 5) : repeats);
-      results.push_back({c.name, c.shape, ms, c.bytes, c.flops});
+      results.push_back({family.family, c.name, c.shape, ms, c.bytes, c.flops});
       // "% HBM": achieved bandwidth over the ceiling; not for products or host-timed transfers.
       std::string ceiling;
       if (show_ceiling)

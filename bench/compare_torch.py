@@ -98,10 +98,16 @@ def main():
     families = sorted(
         m.name for m in pkgutil.iter_modules([os.path.join(os.path.dirname(os.path.abspath(__file__)), "torch_cases")])
     )
+    # Only the modules of the families ferrite ran (a module named after a family, or
+    # family_*, e.g. sparse_structured for "sparse"): the others' tensors, some gigabytes and
+    # some built on the host, are not made. An unfiltered run makes them all.
+    ran = {c.get("family") for c in ferrite.values()}
     targets, torch_ms = {}, {}
     for family in families:
         module = importlib.import_module(f"torch_cases.{family}")
         targets.update(module.TARGETS)
+        if patterns and None not in ran and not any(family == f or family.startswith(f + "_") for f in ran):
+            continue
         # ferrite ran the cases the filter picked; PyTorch times the same ones.
         picked = [c for c in module.cases(args.quick) if wanted(c.name, patterns) and c.name in ferrite]
         for case in picked:
