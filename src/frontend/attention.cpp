@@ -42,13 +42,7 @@ AttentionDesc describe(const char* op, const Tensor& q, const Tensor& k, const T
   d.heads_kv = k.size(1);
   d.seq_k = k.size(2);
   d.value_dim = v.size(3);
-  d.q_strides = dense_attention_strides(d.heads_q, d.seq_q, d.head_dim);
-  d.k_strides = dense_attention_strides(d.heads_kv, d.seq_k, d.head_dim);
-  d.v_strides = dense_attention_strides(d.heads_kv, d.seq_k, d.value_dim);
-  d.out_strides = d.grad_out_strides = dense_attention_strides(d.heads_q, d.seq_q, d.value_dim);
-  d.dq_strides = d.q_strides;
-  d.dk_strides = d.k_strides;
-  d.dv_strides = d.v_strides;
+  d.set_row_major_strides();
   FERRITE_CHECK(k.size(0) == d.batch && v.size(0) == d.batch && v.size(1) == d.heads_kv && v.size(2) == d.seq_k &&
                     k.size(3) == d.head_dim,
                 ShapeMismatch, op, ": q ", q.description(), ", k ", k.description(), " and v ", v.description(),

@@ -30,10 +30,7 @@ AttentionDesc desc_of(DType dtype, std::int64_t b, std::int64_t hq, std::int64_t
   x.head_dim = d;
   x.value_dim = dv;
   x.scale = 0.1;
-  x.q_strides = dense_attention_strides(hq, sq, d);
-  x.k_strides = dense_attention_strides(hkv, sk, d);
-  x.v_strides = dense_attention_strides(hkv, sk, dv);
-  x.out_strides = x.grad_out_strides = dense_attention_strides(hq, sq, dv);
+  x.set_row_major_strides();
   return x;
 }
 

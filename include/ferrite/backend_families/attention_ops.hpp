@@ -50,6 +50,13 @@ struct AttentionDesc {
   AttentionStrides dq_strides{}, dk_strides{}, dv_strides{};
 
   std::int64_t group() const { return heads_kv > 0 ? heads_q / heads_kv : 1; }
+  /// Every operand's strides row-major for the sizes above (what dense() checks).
+  void set_row_major_strides() {
+    q_strides = dq_strides = dense_attention_strides(heads_q, seq_q, head_dim);
+    k_strides = dk_strides = dense_attention_strides(heads_kv, seq_k, head_dim);
+    v_strides = dv_strides = dense_attention_strides(heads_kv, seq_k, value_dim);
+    out_strides = grad_out_strides = dense_attention_strides(heads_q, seq_q, value_dim);
+  }
   /// Whether every operand's strides are the row-major ones.
   bool dense() const {
     return q_strides == dense_attention_strides(heads_q, seq_q, head_dim) &&
