@@ -231,6 +231,16 @@ Weights zeros_like_flat(const Weights& weights, Tensor& flat) {
     *tensor = flat.narrow(0, offset, tensor->numel()).view(tensor->shape());
     offset += padded(tensor->numel());
   }
+  out.flat = flat;
+  return out;
+}
+
+Weights flatten(const Weights& weights) {
+  Tensor flat;
+  Weights out = zeros_like_flat(weights, flat);
+  const auto from = weights.named();
+  const auto to = out.named();
+  for (std::size_t i = 0; i < from.size(); ++i) to[i].second->copy_(*from[i].second);
   return out;
 }
 
@@ -242,6 +252,25 @@ namespace {
 // In F32 every to() returns the tensor itself: no copy.
 Weights matmul_weights(const Weights& weights, DType act) {
   Weights out = weights;
+  if (weights.flat.defined() && weights.flat.dtype() != act) {
+    // Master weights in one buffer: one cast of all of it (the LayerNorm parameters and the
+    // position table too, a few MB), each matmul weight a view of the result at its offset.
+    const Tensor cast = weights.flat.to(act);
+    const std::int64_t base = weights.flat.storage_offset();
+    auto view_of = [&](const Tensor& master) {
+      return cast.narrow(0, master.storage_offset() - base, master.numel()).view(master.shape());
+    };
+    out.wte = view_of(weights.wte);
+    for (std::size_t i = 0; i < out.blocks.size(); ++i) {
+      const BlockWeights& w = weights.blocks[i];
+      BlockWeights& b = out.blocks[i];
+      b.attn_w = view_of(w.attn_w), b.attn_b = view_of(w.attn_b), b.proj_w = view_of(w.proj_w);
+      b.proj_b = view_of(w.proj_b), b.fc_w = view_of(w.fc_w), b.fc_b = view_of(w.fc_b);
+      b.out_w = view_of(w.out_w), b.out_b = view_of(w.out_b);
+    }
+    out.flat = cast;
+    return out;
+  }
   out.wte = weights.wte.to(act);
   for (BlockWeights& b : out.blocks) {
     for (Tensor* t : {&b.attn_w, &b.attn_b, &b.proj_w, &b.proj_b, &b.fc_w, &b.fc_b, &b.out_w, &b.out_b})

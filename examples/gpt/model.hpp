@@ -30,6 +30,8 @@ struct Weights {
   Tensor wpe;  // [context, C]
   std::vector<BlockWeights> blocks;
   Tensor lnf_w, lnf_b;  // [C]
+  /// The one buffer every tensor above is a view of (zeros_like_flat, flatten), or undefined.
+  Tensor flat;
 
   /// Every tensor with its checkpoint name (GPT-2's: "h.0.attn.c_attn.weight", ...), in a
   /// fixed order. The pointers stay valid while this object lives and is not resized.
@@ -49,6 +51,10 @@ Weights zeros_like(const Weights& weights);
 /// starts on a 256-byte boundary, the gaps between them stay zero): the gradients, so that
 /// zeroing, the global norm and clipping are one launch each rather than one per tensor.
 Weights zeros_like_flat(const Weights& weights, Tensor& flat);
+/// The same values as `weights`, as views of one buffer laid out as zeros_like_flat's (kept
+/// in the result's `flat`): the training loop's master weights, so that the forward pass
+/// casts them to the activations' dtype in one launch instead of one per tensor.
+Weights flatten(const Weights& weights);
 
 /// The dtypes of a pass. With MatmulCompute::BF16 (--precision bf16) the model mirrors
 /// PyTorch's autocast: linear layers read and write BF16 activations (BF16 copies of the

@@ -141,6 +141,8 @@ int run_train(const TrainOptions& options) {
   // resumed run draws the masks the uninterrupted one would have.
   random::Generator dropout_generator(state.dropout_rng.seed, device);
   dropout_generator.set_state(state.dropout_rng);
+  // The master weights in one buffer: the BF16 forward casts them in one launch.
+  state.weights = flatten(state.weights);
   // The gradients are views of one buffer: zeroed, normed and clipped in one launch each.
   Tensor grad_buffer;
   Weights grads = zeros_like_flat(state.weights, grad_buffer);
