@@ -70,6 +70,19 @@ void reduction_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
       cases.push_back({"layer_norm_backward_bf16", text, 6 * rc + 8 * rows + 6 * cols,
                        [=] { (void)layer_norm_backward(*g16, *x16, *mean16, *rstd16, *w16); }});
       cases.push_back({"cumsum_bf16", text, 4 * rc, [=] { (void)cumsum(*x16, -1); }});
+      // A BF16 training step's layer-norm backward (F32 x and residual stream, BF16 grad, a
+      // BF16 dx for the next matmul): dx_cast in the same pass (grad 2 + x 4 + residual 4 +
+      // dx 4 + dx_cast 2 bytes an element), against the same call followed by dx.to(BF16)
+      // (which reads dx's 4 bytes again and writes 2).
+      auto r32 = ctx.random({s.rows, s.cols}, DType::F32, 25);
+      cases.push_back({"layer_norm_backward_dx_cast", text, 16 * rc + 8 * rows + 12 * cols, [=] {
+                         (void)layer_norm_backward(*g16, *x, *mean_t, *rstd_t, *w,
+                                                   {.residual = *r32, .dx_cast = DType::BF16});
+                       }});
+      cases.push_back({"layer_norm_backward_then_cast", text, 20 * rc + 8 * rows + 12 * cols, [=] {
+                         (void)layer_norm_backward(*g16, *x, *mean_t, *rstd_t, *w, {.residual = *r32})
+                             .dx.to(DType::BF16);
+                       }});
       cases.push_back({"sum_rows_f32", text, 4 * rc + 4 * rows, [=] { (void)sum(*x, -1); }});
       cases.push_back({"sum_dim0_f32", text, 4 * rc + 4 * cols, [=] { (void)sum(*x, 0); }});
     }

@@ -103,6 +103,7 @@ struct LayerNormGrads {
   Tensor dx;
   Tensor dweight;  // undefined when no weight was given
   Tensor dbias;    // column sums of grad (what the bias receives)
+  Tensor dx_cast;  // dx.to(options.dx_cast), written by the same pass; undefined when not asked
 };
 struct RmsNormResult {
   Tensor y;
@@ -111,6 +112,7 @@ struct RmsNormResult {
 struct RmsNormGrads {
   Tensor dx;
   Tensor dweight;  // undefined when no weight was given
+  Tensor dx_cast;  // dx.to(options.dx_cast), written by the same pass; undefined when not asked
 };
 
 /// Mixed-precision forward (a BF16 training step keeps its residual stream in F32 and feeds the
@@ -130,8 +132,14 @@ struct LayerNormOptions {
 ///    input gradient, added before the single store (one rounding: F32 results are bit for bit
 ///    residual + layer_norm_backward(...).dx), which saves the separate add of the residual
 ///    stream's gradient and its pass over memory. It must not share memory with the outputs.
+///  * dx_cast (optional; F16 or BF16, for an F32 x only): the pass also writes dx rounded to
+///    that dtype, returned as the grads' dx_cast: bit for bit dx.to(dx_cast) (each stored F32
+///    value of dx, residual included, rounded once, nearest even, NaN as .to() writes it), so
+///    the next BF16 matmul's input comes without a cast that re-reads the F32 dx. dx is still
+///    written (the residual stream's gradient). Any other combination throws (Unsupported).
 struct LayerNormBackwardOptions {
   Tensor residual;
+  std::optional<DType> dx_cast;
 };
 /// The same options for rms_norm / rms_norm_backward.
 struct RmsNormOptions {
@@ -139,6 +147,7 @@ struct RmsNormOptions {
 };
 struct RmsNormBackwardOptions {
   Tensor residual;
+  std::optional<DType> dx_cast;
 };
 
 /// weight and bias are optional (pass Tensor()); each has x.size(-1) elements and x's dtype.

@@ -151,7 +151,9 @@ void bind_reduction(nb::module_& m, nb::class_<Tensor>& t) {
 
   // Norms over the last dim (ferrite's forms: they return the saved statistics too).
   // Mixed precision (keyword only): out_dtype F16/BF16 writes y of an F32 input in that dtype
-  // (y.to(dtype) in one pass); the backward takes such a half grad and adds `residual` to dx.
+  // (y.to(dtype) in one pass); the backward takes such a half grad and adds `residual` to dx,
+  // and dx_cast F16/BF16 also returns dx.to(dx_cast) from the same pass, as one more element
+  // at the end of the tuple (only when given, so the calls without it keep their tuples).
   m.def("layer_norm", [](const Tensor& x, OT w, OT b, double eps, OD out_dtype) {
         auto r = layer_norm(x, or_undefined(w), or_undefined(b), eps, {.out_dtype = out_dtype});
         return nb::make_tuple(r.y, r.mean, r.rstd);
@@ -159,21 +161,29 @@ void bind_reduction(nb::module_& m, nb::class_<Tensor>& t) {
       nb::kw_only(), nb::arg("out_dtype") = nb::none(),
       "Layer norm over the last dim: (y, mean, rstd); out_dtype F16/BF16 for an F32 input.");
   m.def("layer_norm_backward", [](const Tensor& g, const Tensor& x, const Tensor& mean, const Tensor& rstd, OT w,
-                                  OT residual) {
-        auto r = layer_norm_backward(g, x, mean, rstd, or_undefined(w), {.residual = or_undefined(residual)});
+                                  OT residual, OD dx_cast) {
+        auto r = layer_norm_backward(g, x, mean, rstd, or_undefined(w),
+                                     {.residual = or_undefined(residual), .dx_cast = dx_cast});
+        if (dx_cast) return nb::make_tuple(r.dx, or_none(r.dweight), r.dbias, r.dx_cast);
         return nb::make_tuple(r.dx, or_none(r.dweight), r.dbias);
       }, nb::arg("grad"), nb::arg("input"), nb::arg("mean"), nb::arg("rstd"), nb::arg("weight") = nb::none(),
-      nb::kw_only(), nb::arg("residual") = nb::none(), "(dx, dweight or None, dbias); dx includes residual.");
+      nb::kw_only(), nb::arg("residual") = nb::none(), nb::arg("dx_cast") = nb::none(),
+      "(dx, dweight or None, dbias), and dx.to(dx_cast) last when dx_cast (F16/BF16, F32 input) is given; "
+      "dx includes residual.");
   m.def("rms_norm", [](const Tensor& x, OT w, double eps, OD out_dtype) {
         auto r = rms_norm(x, or_undefined(w), eps, {.out_dtype = out_dtype});
         return nb::make_tuple(r.y, r.rstd);
       }, nb::arg("input"), nb::arg("weight") = nb::none(), nb::arg("eps") = 1e-6, nb::kw_only(),
       nb::arg("out_dtype") = nb::none(), "RMS norm over the last dim: (y, rstd); out_dtype F16/BF16 for an F32 input.");
-  m.def("rms_norm_backward", [](const Tensor& g, const Tensor& x, const Tensor& rstd, OT w, OT residual) {
-        auto r = rms_norm_backward(g, x, rstd, or_undefined(w), {.residual = or_undefined(residual)});
+  m.def("rms_norm_backward", [](const Tensor& g, const Tensor& x, const Tensor& rstd, OT w, OT residual,
+                                OD dx_cast) {
+        auto r = rms_norm_backward(g, x, rstd, or_undefined(w), {.residual = or_undefined(residual), .dx_cast = dx_cast});
+        if (dx_cast) return nb::make_tuple(r.dx, or_none(r.dweight), r.dx_cast);
         return nb::make_tuple(r.dx, or_none(r.dweight));
       }, nb::arg("grad"), nb::arg("input"), nb::arg("rstd"), nb::arg("weight") = nb::none(), nb::kw_only(),
-      nb::arg("residual") = nb::none(), "(dx, dweight or None); dx includes residual.");
+      nb::arg("residual") = nb::none(), nb::arg("dx_cast") = nb::none(),
+      "(dx, dweight or None), and dx.to(dx_cast) last when dx_cast (F16/BF16, F32 input) is given; dx includes "
+      "residual.");
 }
 
 }  // namespace ferrite::py

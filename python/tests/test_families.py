@@ -329,6 +329,15 @@ def test_norms_mixed_precision(device):
     assert rdx.dtype == ft.float32
     with pytest.raises(ft.Error, match="F64"):
         ft.layer_norm(x, out_dtype=ft.float64)
+    # dx_cast: dx.to(bfloat16) from the same pass, a fourth element only when asked.
+    dx2, _, db2, dxh = ft.layer_norm_backward(g, x, mean, rstd, residual=r, dx_cast=ft.bfloat16)
+    assert dxh.dtype == ft.bfloat16
+    np.testing.assert_array_equal(npy(dx2), npy(dx))
+    np.testing.assert_array_equal(npy(dxh.to(ft.float32)), npy(dx.to(ft.bfloat16).to(ft.float32)))
+    rdx2, _, rdxh = ft.rms_norm_backward(ry, x, rr, residual=r, dx_cast=ft.float16)
+    np.testing.assert_array_equal(npy(rdxh.to(ft.float32)), npy(rdx2.to(ft.float16).to(ft.float32)))
+    with pytest.raises(ft.Error, match="dx_cast F64"):
+        ft.layer_norm_backward(g, x, mean, rstd, dx_cast=ft.float64)
 
 
 def test_rnn_cell_backwards(device):

@@ -105,6 +105,18 @@ void check_residual(const char* name, const Tensor& residual, const Tensor& x) {
                 x.description(), "; a residual is added in the kernel for F32 and F64 inputs only");
 }
 
+// LayerNormBackwardOptions::dx_cast (and the RMS norm's): a second, F16/BF16 copy of the F32
+// dx, each element rounded once from the F32 value stored in dx (the half x has no F32 dx to
+// round; an F64 dx is not what a BF16 matmul reads).
+std::optional<DType> check_dx_cast(const char* name, const Tensor& x, std::optional<DType> dx_cast) {
+  if (!dx_cast) return dx_cast;
+  FERRITE_CHECK(is_half_precision(*dx_cast), Unsupported, name, ": dx_cast ", dtype_name(*dx_cast),
+                " requested for input ", x.description(), "; allowed: F16 or BF16 (for an F32 input)");
+  FERRITE_CHECK(x.dtype() == DType::F32, Unsupported, name, ": dx_cast ", dtype_name(*dx_cast),
+                " requested for input ", x.description(), "; allowed for an F32 input only (F16 or BF16)");
+  return dx_cast;
+}
+
 // The norms' inputs come through Tensor::buffer(), which is 16-byte aligned (a view off the
 // grid, such as a weight one element into its storage, is copied): the CUDA norm kernels take
 // vector loads only when every row and parameter is aligned, and otherwise a scalar layout
@@ -157,8 +169,10 @@ LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Te
   check_stat(name, "rstd", rstd, x, rc);
   check_affine(name, "weight", weight, x, rc.cols);
   check_residual(name, options.residual, x);
+  const std::optional<DType> dx_cast = check_dx_cast(name, x, options.dx_cast);
   LayerNormGrads g;
   g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
+  if (dx_cast) g.dx_cast = frontend::allocate(x.shape(), *dx_cast, x.device());
   if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
   g.dbias = frontend::allocate({rc.cols}, x.dtype(), x.device());
   if (rc.rows == 0) {  // nothing flows back: the parameter gradients are zero
@@ -168,8 +182,8 @@ LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Te
   }
   backend(x.device()).reductions().layer_norm_backward(
       aligned(grad), aligned(x), mean.buffer(), rstd.buffer(), aligned_or_none(weight),
-      aligned_or_none(options.residual), g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(),
-      g.dbias.buffer(), rc.rows, rc.cols);
+      aligned_or_none(options.residual), g.dx.buffer(), g.dx_cast.defined() ? g.dx_cast.buffer() : Buffer(),
+      g.dweight.defined() ? g.dweight.buffer() : Buffer(), g.dbias.buffer(), rc.rows, rc.cols);
   return g;
 }
 
@@ -199,15 +213,19 @@ RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor
   check_stat(name, "rstd", rstd, x, rc);
   check_affine(name, "weight", weight, x, rc.cols);
   check_residual(name, options.residual, x);
+  const std::optional<DType> dx_cast = check_dx_cast(name, x, options.dx_cast);
   RmsNormGrads g;
   g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
+  if (dx_cast) g.dx_cast = frontend::allocate(x.shape(), *dx_cast, x.device());
   if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
   if (rc.rows == 0) {
     if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
     return g;
   }
-  backend(x.device()).reductions().rms_norm_backward(aligned(grad), aligned(x), rstd.buffer(), aligned_or_none(weight),
-                                                     aligned_or_none(options.residual), g.dx.buffer(), g.dweight.defined() ? g.dweight.buffer() : Buffer(), rc.rows, rc.cols);
+  backend(x.device()).reductions().rms_norm_backward(
+      aligned(grad), aligned(x), rstd.buffer(), aligned_or_none(weight), aligned_or_none(options.residual),
+      g.dx.buffer(), g.dx_cast.defined() ? g.dx_cast.buffer() : Buffer(),
+      g.dweight.defined() ? g.dweight.buffer() : Buffer(), rc.rows, rc.cols);
   return g;
 }
 

@@ -409,6 +409,129 @@ Entry norm_mixed_backward_entry(bool centred) {
 FERRITE_CONFORMANCE(norm_mixed_backward_entry(true));
 FERRITE_CONFORMANCE(norm_mixed_backward_entry(false));
 
+// dx_cast (LayerNormBackwardOptions / RmsNormBackwardOptions): the entry's dtype is dx_cast's
+// (F16, BF16); x is F32. Cases cycle over grad F32 or of the entry's dtype, with and without
+// a residual (case i: half grad when i % 2 == 1, residual when i % 4 >= 2: the GPT step's half
+// grad + residual + BF16 dx_cast is every fourth case), plus special rows in the residual,
+// residuals past F16's range (dx_cast overflows to Inf where dx does not) and signed zeros.
+// Inputs {x, weight, bias, grad, residual}; ints[2]: residual used; ints[3]: dx_cast dtype.
+// Outputs {dx_cast, 1 if dx_cast's bytes are dx.to(dtype)'s of the same call, dx, dbias (layer
+// norm), dweight}: the flag checks the bit-for-bit rule on every backend (CUDA's dx_cast
+// against CUDA's own dx), the other outputs against the call without dx_cast on the CPU and
+// against the CPU on CUDA.
+Entry norm_dx_cast_entry(bool centred) {
+  const std::string name = centred ? "layer_norm_backward" : "rms_norm_backward";
+  Entry e;
+  e.op = name + " (dx_cast)";
+  e.dtypes = {DType::F16, DType::BF16};
+  e.cases = [centred](DType d, Rng& rng) {
+    std::vector<Case> cases = norm_cases(DType::F32, rng, centred);
+    std::vector<Case> out;
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      Case c = cases[i];
+      const bool half_grad = i % 2 == 1, residual = i % 4 >= 2;
+      if (half_grad) c.inputs[3] = c.inputs[3].to(d);
+      c.inputs.push_back(random(c.inputs[0].shape(), DType::F32, rng));
+      c.ints.push_back(residual ? 1 : 0);
+      c.ints.push_back(static_cast<std::int64_t>(d));
+      c.label += half_grad ? " half grad" : " F32 grad";
+      if (residual) c.label += " residual";
+      out.push_back(std::move(c));
+    }
+    auto add = [&](const std::string& label, const Shape& s, const Tensor& grad, const Tensor& residual) {
+      const std::int64_t cols = s.back();
+      out.push_back({label + " " + shape_str(s),
+                     {random(s, DType::F32, rng), random({cols}, DType::F32, rng, 0.5, 2),
+                      random({cols}, DType::F32, rng), grad, residual},
+                     {1, centred ? 1 : 0, 1, static_cast<std::int64_t>(d)},
+                     {1e-5}});
+    };
+    for (auto [rows, cols] : special_row_shapes()) {
+      const Shape s{rows, cols};
+      add("special rows in residual, half grad", s, random(s, d, rng), special_rows(rows, cols, DType::F32, rng));
+      // |residual| in [6e4, 7e4]: past F16's largest finite value (65504) in part, so F16
+      // dx_cast rounds some elements to Inf (the rounding of .to(F16) at overflow).
+      add("residual beyond F16's range", s, random(s, d, rng), random(s, DType::F32, rng, 6e4, 7e4));
+      // A zero gradient with a residual of -0: dx = 0 + -0; and no residual: dx of a -0 grad.
+      add("zero grad, residual -0", s, full(s, -0.0, d), full(s, -0.0, DType::F32));
+      out.push_back({"grad -0, no residual " + shape_str(s),
+                     {random(s, DType::F32, rng), random({cols}, DType::F32, rng, 0.5, 2),
+                      random({cols}, DType::F32, rng), full(s, -0.0, DType::F32), random(s, DType::F32, rng)},
+                     {1, centred ? 1 : 0, 0, static_cast<std::int64_t>(d)},
+                     {1e-5}});
+    }
+    return out;
+  };
+  // dx_cast given or not, the outputs of one call; dx_cast's place holds dx.to(dtype) when not.
+  auto outputs = [centred](const Case& c, bool cast) {
+    const Tensor x = c.inputs[0], w = weight_of(c), grad = c.inputs[3];
+    const Tensor residual = c.ints[2] ? c.inputs[4] : Tensor();
+    const DType d = static_cast<DType>(c.ints[3]);
+    const std::optional<DType> dx_cast = cast ? std::optional<DType>(d) : std::nullopt;
+    std::vector<Tensor> rest;
+    Tensor dx, dx_cast_out;
+    if (centred) {
+      auto f = layer_norm(x, w, bias_of(c), c.reals[0]);
+      auto r = layer_norm_backward(grad, x, f.mean, f.rstd, w,
+                                   LayerNormBackwardOptions{.residual = residual, .dx_cast = dx_cast});
+      dx = r.dx, dx_cast_out = r.dx_cast;
+      rest = {r.dbias};
+      if (w.defined()) rest.push_back(r.dweight);
+    } else {
+      auto f = rms_norm(x, w, c.reals[0]);
+      auto r = rms_norm_backward(grad, x, f.rstd, w, RmsNormBackwardOptions{.residual = residual, .dx_cast = dx_cast});
+      dx = r.dx, dx_cast_out = r.dx_cast;
+      if (w.defined()) rest.push_back(r.dweight);
+    }
+    if (!cast) dx_cast_out = dx.to(d);
+    const bool same_bits = dx_cast_out.defined() && dx_cast_out.dtype() == d && dx_cast_out.shape() == dx.shape() &&
+                           dx_cast_out.to(Device::cpu()).to_bytes() == dx.to(d).to(Device::cpu()).to_bytes();
+    std::vector<Tensor> out = {dx_cast_out, full({}, same_bits ? 1 : 0, DType::I32, dx.device()), dx};
+    out.insert(out.end(), rest.begin(), rest.end());
+    return out;
+  };
+  e.run_outputs = [outputs](const Case& c) { return outputs(c, true); };
+  // The call without dx_cast, its dx then cast: the pass over dx the option saves.
+  e.reference_outputs = [outputs](const Case& c) { return outputs(c, false); };
+  e.reference_tolerance = exact;
+  // dx_cast: the F32 dx's difference from the CPU's, then one rounding to the half dtype (a
+  // value near a rounding boundary may land an ulp away); the flag exactly; the F32 outputs
+  // as the mixed backward's.
+  e.output_backend_tolerance = [](DType d, std::size_t output) {
+    if (output == 0) return accumulated(d);
+    if (output == 1) return Tolerance{};
+    return Tolerance{1e-4, 1e-4};
+  };
+  e.errors = [name, centred](DType d) {
+    auto backward = [centred](const Tensor& x, DType dx_cast) {
+      const Tensor s = zeros({x.shape()[0]}, x.dtype() == DType::F64 ? DType::F64 : DType::F32, x.device());
+      if (centred) layer_norm_backward(x, x, s, s, Tensor(), LayerNormBackwardOptions{.dx_cast = dx_cast});
+      else rms_norm_backward(x, x, s, Tensor(), RmsNormBackwardOptions{.dx_cast = dx_cast});
+    };
+    const std::string dn(dtype_name(d));
+    return std::vector<ErrorCase>{
+        // The message names the op and both dtypes (the input's description includes its
+        // device, so the fragments stop before it), then what is allowed.
+        {"dx_cast of an F64 input", [=](Device dev) { backward(zeros({4, 8}, DType::F64, dev), d); },
+         ErrorKind::Unsupported, name + ": dx_cast " + dn + " requested for input [4, 8] F64"},
+        {"dx_cast of a half input", [=](Device dev) { backward(zeros({4, 8}, d, dev), d); }, ErrorKind::Unsupported,
+         name + ": dx_cast " + dn + " requested for input [4, 8] " + dn},
+        {"allowed inputs named", [=](Device dev) { backward(zeros({4, 8}, d, dev), d); }, ErrorKind::Unsupported,
+         "; allowed for an F32 input only (F16 or BF16)"},
+        {"dx_cast F32", [=](Device dev) { backward(zeros({4, 8}, DType::F32, dev), DType::F32); },
+         ErrorKind::Unsupported, name + ": dx_cast F32 requested for input [4, 8] F32"},
+        {"dx_cast F64", [=](Device dev) { backward(zeros({4, 8}, DType::F32, dev), DType::F64); },
+         ErrorKind::Unsupported, "; allowed: F16 or BF16 (for an F32 input)"},
+        {"dx_cast I32", [=](Device dev) { backward(zeros({4, 8}, DType::F32, dev), DType::I32); },
+         ErrorKind::Unsupported, name + ": dx_cast I32 requested"},
+    };
+  };
+  return e;
+}
+
+FERRITE_CONFORMANCE(norm_dx_cast_entry(true));
+FERRITE_CONFORMANCE(norm_dx_cast_entry(false));
+
 // Backend forward and backward against central differences of the host norm (with exact
 // statistics), for dx, dbias and dweight, in F64.
 Entry norm_fd_entry(bool centred) {

@@ -62,18 +62,21 @@ class ReductionOps {
                           double eps) = 0;
   /// dx always; dweight when weight is defined; dbias (the column sums of grad) always. grad is
   /// x's dtype, or F16/BF16 for an F32 x (widened as read). residual (x's dtype, F32 or F64;
-  /// undefined when absent) is added to dx before its one rounding.
+  /// undefined when absent) is added to dx before its one rounding. dx_cast (F16/BF16 for an
+  /// F32 x; undefined when not asked) receives each stored dx value rounded to its dtype, the
+  /// bits of dx.to(dx_cast's dtype).
   virtual void layer_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
                                    const Buffer& weight, const Buffer& residual, const Buffer& dx,
-                                   const Buffer& dweight, const Buffer& dbias, std::int64_t rows,
-                                   std::int64_t cols) = 0;
+                                   const Buffer& dx_cast, const Buffer& dweight, const Buffer& dbias,
+                                   std::int64_t rows, std::int64_t cols) = 0;
   /// y = x * rstd * weight, rstd = 1 / sqrt(mean(x^2) + eps) per row; y's dtype as for layer_norm.
   virtual void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buffer& rstd,
                         std::int64_t rows, std::int64_t cols, double eps) = 0;
-  /// dx always; dweight when weight is defined; grad and residual as for layer_norm_backward.
+  /// dx always; dweight when weight is defined; grad, residual and dx_cast as for
+  /// layer_norm_backward.
   virtual void rms_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& rstd, const Buffer& weight,
-                                 const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                                 std::int64_t rows, std::int64_t cols) = 0;
+                                 const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                                 const Buffer& dweight, std::int64_t rows, std::int64_t cols) = 0;
 };
 
 }  // namespace ferrite

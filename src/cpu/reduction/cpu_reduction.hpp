@@ -33,12 +33,12 @@ void softmax_backward(Op op, const Buffer& grad, const Buffer& y, const Buffer& 
 void layer_norm(const Buffer& x, const Buffer& weight, const Buffer& bias, const Buffer& y, const Buffer& mean,
                 const Buffer& rstd, std::int64_t rows, std::int64_t cols, double eps);
 void layer_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                         const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                         const Buffer& dbias, std::int64_t rows, std::int64_t cols);
+                         const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                         const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols);
 void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buffer& rstd, std::int64_t rows,
               std::int64_t cols, double eps);
 void rms_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& rstd, const Buffer& weight,
-                       const Buffer& residual, const Buffer& dx, const Buffer& dweight, std::int64_t rows,
-                       std::int64_t cols);
+                       const Buffer& residual, const Buffer& dx, const Buffer& dx_cast, const Buffer& dweight,
+                       std::int64_t rows, std::int64_t cols);
 
 }  // namespace ferrite::cpu::reduction

@@ -35,18 +35,18 @@ class CpuReductionOps final : public ReductionOps {
     reduction::layer_norm(x, weight, bias, y, mean, rstd, rows, cols, eps);
   }
   void layer_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                           const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                           const Buffer& dbias, std::int64_t rows, std::int64_t cols) override {
-    reduction::layer_norm_backward(grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows, cols);
+                           const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                           const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols) override {
+    reduction::layer_norm_backward(grad, x, mean, rstd, weight, residual, dx, dx_cast, dweight, dbias, rows, cols);
   }
   void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buffer& rstd, std::int64_t rows,
                 std::int64_t cols, double eps) override {
     reduction::rms_norm(x, weight, y, rstd, rows, cols, eps);
   }
   void rms_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& rstd, const Buffer& weight,
-                         const Buffer& residual, const Buffer& dx, const Buffer& dweight, std::int64_t rows,
-                         std::int64_t cols) override {
-    reduction::rms_norm_backward(grad, x, rstd, weight, residual, dx, dweight, rows, cols);
+                         const Buffer& residual, const Buffer& dx, const Buffer& dx_cast, const Buffer& dweight,
+                         std::int64_t rows, std::int64_t cols) override {
+    reduction::rms_norm_backward(grad, x, rstd, weight, residual, dx, dx_cast, dweight, rows, cols);
   }
 };
 

@@ -199,10 +199,16 @@ void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buff
 // added to dx after dx's rounding to T, in double, and the sum rounded to T: for F32 that is
 // float addition (a sum of two floats rounded from double is the float sum), so the bits of
 // residual + dx; for F64, the one rounding of residual + the exact-ish dx.
+// dx_cast (F16/BF16, F32 T only): the stored dx value, rounded by store_output from that T,
+// so the bits of dx.to(dx_cast's dtype).
 template <class T>
 void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                   const Buffer& dbias, std::int64_t rows, std::int64_t cols) {
+                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                   const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols) {
+  FERRITE_CHECK(!dx_cast.defined() || (std::is_same_v<T, float> && is_half_precision(dx_cast.dtype())), Unsupported,
+                centred ? "layer_norm_backward" : "rms_norm_backward", ": dx_cast ",
+                dx_cast.defined() ? dtype_name(dx_cast.dtype()) : "", " of ", dtype_name(x.dtype()),
+                " input on cpu; allowed: F16/BF16 of an F32 input");
   const T* in = x.data_as<const T>();
   const T* res = residual.defined() ? residual.data_as<const T>() : nullptr;
   auto g = [&](std::int64_t at) { return load_grad(grad, at); };
@@ -221,8 +227,9 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
       const double gw = g(r * cols + c) * w(c);
       const double v = rs * (gw - (centred ? sum_gw / n : 0.0) - xhat * sum_gw_xhat / n);
       const T value = detail::narrow<T>(v);
-      dx.data_as<T>()[r * cols + c] =
-          res ? detail::narrow<T>(load(res, r * cols + c) + static_cast<double>(value)) : value;
+      const T stored = res ? detail::narrow<T>(load(res, r * cols + c) + static_cast<double>(value)) : value;
+      dx.data_as<T>()[r * cols + c] = stored;
+      if (dx_cast.defined()) store_output<T>(dx_cast, r * cols + c, static_cast<double>(stored));
     }
   });
   // Column sums, each in row order.
@@ -240,20 +247,20 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
 }
 
 void layer_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                         const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                         const Buffer& dbias, std::int64_t rows, std::int64_t cols) {
+                         const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                         const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols) {
   visit_float(x, "layer_norm_backward", [&](auto tag) {
-    norm_backward<typename decltype(tag)::type>(true, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows,
-                                                cols);
+    norm_backward<typename decltype(tag)::type>(true, grad, x, mean, rstd, weight, residual, dx, dx_cast, dweight,
+                                                dbias, rows, cols);
   });
 }
 
 void rms_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& rstd, const Buffer& weight,
-                       const Buffer& residual, const Buffer& dx, const Buffer& dweight, std::int64_t rows,
-                       std::int64_t cols) {
+                       const Buffer& residual, const Buffer& dx, const Buffer& dx_cast, const Buffer& dweight,
+                       std::int64_t rows, std::int64_t cols) {
   visit_float(x, "rms_norm_backward", [&](auto tag) {
-    norm_backward<typename decltype(tag)::type>(false, grad, x, Buffer(), rstd, weight, residual, dx, dweight,
-                                                Buffer(), rows, cols);
+    norm_backward<typename decltype(tag)::type>(false, grad, x, Buffer(), rstd, weight, residual, dx, dx_cast,
+                                                dweight, Buffer(), rows, cols);
   });
 }
 

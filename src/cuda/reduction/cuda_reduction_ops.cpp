@@ -62,10 +62,10 @@ class CudaReductionOps final : public ReductionOps {
     reduction::norm_forward(true, x, weight, bias, y, mean, rstd, rows, cols, eps, stream_on(x));
   }
   void layer_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                           const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                           const Buffer& dbias, std::int64_t rows, std::int64_t cols) override {
+                           const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                           const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols) override {
     DeviceGuard guard(x.device().index);
-    reduction::norm_backward(true, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows, cols,
+    reduction::norm_backward(true, grad, x, mean, rstd, weight, residual, dx, dx_cast, dweight, dbias, rows, cols,
                              stream_on(x));
   }
   void rms_norm(const Buffer& x, const Buffer& weight, const Buffer& y, const Buffer& rstd, std::int64_t rows,
@@ -74,11 +74,11 @@ class CudaReductionOps final : public ReductionOps {
     reduction::norm_forward(false, x, weight, Buffer(), y, Buffer(), rstd, rows, cols, eps, stream_on(x));
   }
   void rms_norm_backward(const Buffer& grad, const Buffer& x, const Buffer& rstd, const Buffer& weight,
-                         const Buffer& residual, const Buffer& dx, const Buffer& dweight, std::int64_t rows,
-                         std::int64_t cols) override {
+                         const Buffer& residual, const Buffer& dx, const Buffer& dx_cast, const Buffer& dweight,
+                         std::int64_t rows, std::int64_t cols) override {
     DeviceGuard guard(x.device().index);
-    reduction::norm_backward(false, grad, x, Buffer(), rstd, weight, residual, dx, dweight, Buffer(), rows, cols,
-                             stream_on(x));
+    reduction::norm_backward(false, grad, x, Buffer(), rstd, weight, residual, dx, dx_cast, dweight, Buffer(), rows,
+                             cols, stream_on(x));
   }
 };
 

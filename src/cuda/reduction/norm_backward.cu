@@ -9,7 +9,9 @@
 // Mixed precision (LayerNormBackwardOptions): grad may be F16/BF16 for F32 rows (the kernels'
 // grad type Gr, widened as it is read: no F32 copy of the gradient), and a residual (F32 and
 // F64 rows) is added to dx in the accumulator before the one rounding of the store (no
-// separate add of the residual stream's gradient).
+// separate add of the residual stream's gradient). dx_cast (F32 rows only): the row kernels
+// also store each dx value, as stored in F32, rounded to F16/BF16 (detail::narrow, the
+// rounding of .to()), so the next BF16 matmul's input needs no cast re-reading dx.
 #include <cuda_pipeline.h>
 
 #include <cmath>
@@ -43,6 +45,8 @@ struct NormBackwardArgs {
   const A* rstd;
   const T* weight;  // null when absent
   T* dx;
+  void* dx_cast;       // F16/BF16 copy of dx (F32 T only); null when not asked
+  bool dx_cast_bf16;   // dx_cast's dtype: BF16, else F16
   A* partial_dweight;  // [partials, cols]; null when dweight is not wanted
   A* partial_dbias;    // [partials, cols]; null when dbias is not wanted
   std::int64_t rows, cols;
@@ -133,17 +137,51 @@ __device__ __forceinline__ void add_residual_items(const T* row, std::int64_t co
   }
 }
 
+// Stores v (the F32 values just stored in dx, T's layout) as H: each element rounded once by
+// detail::narrow<H>, as the F32 dx's .to(H). Aligned rows: a vector of T's four items is one
+// 8-byte store of four H (dx_cast is a fresh allocation, and cols % 4 == 0 when vec).
+template <class T, class H, int G, int N, class A>
+__device__ __forceinline__ void store_cast_items(H* row, std::int64_t cols, int t, bool vec, const A (&v)[N]) {
+  static_assert(std::is_same_v<T, float> && sizeof(H) == 2, "an F16/BF16 copy of an F32 dx");
+  constexpr int kV = Vec16<T>::kSize;  // 4
+  struct alignas(kV * sizeof(H)) Pack {
+    H v[kV];
+  };
+  if (N % kV == 0 && vec) {
+#pragma unroll
+    for (int q = 0; q < N / kV; ++q) {
+      const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
+      if (first < cols) {
+        Pack pack;
+#pragma unroll
+        for (int k = 0; k < kV; ++k) pack.v[k] = detail::narrow<H>(v[q * kV + k]);
+        *reinterpret_cast<Pack*>(row + first) = pack;
+      }
+    }
+  } else {
+#pragma unroll
+    for (int n = 0; n < N; ++n) {
+      const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
+      if (c < cols) row[c] = detail::narrow<H>(v[n]);
+    }
+  }
+}
+
 // kResidual: a.residual may be set (tested once a row). A template parameter so that the
 // same-dtype calls without one run the code they ran before the option existed: the runtime
 // test alone took the F32 [rows, 128] kernel from 64 to 68 registers (four blocks a
 // multiprocessor to three). Calls with a two-byte grad always take the kResidual form.
-template <class T, class Gr, int G, int N, bool kResidual>
+// kCast: a.dx_cast is set (F32 rows; the kResidual form only: one more instantiation per grad
+// type, F16 or BF16 chosen at run time, the same for every row), so the calls without it keep
+// their kernels.
+template <class T, class Gr, int G, int N, bool kResidual, bool kCast = false>
 __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
     norm_backward_rows_kernel(NormBackwardArgs<T, Gr> a, std::int64_t iterations, bool vec) {
   using A = acc_t<T>;
   constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize;
   constexpr bool kStaged = kStagedRows<T, N>;
   static_assert(!kStaged || (std::is_same_v<T, Gr> && !kResidual), "the staged rows copy grad as T, no residual");
+  static_assert(!kCast || (std::is_same_v<T, float> && kResidual), "dx_cast: F32 rows, the kResidual form");
   constexpr int kStageVectors = kStaged ? N / kV : 1;
   __shared__ SumPair<A> smem[kRowThreads / 32];
   __shared__ A column_smem[kGroups > 1 ? kGroups * G : 1];
@@ -257,6 +295,13 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
         if (a.residual) add_residual_items<T, G, N>(a.residual + row * a.cols, a.cols, t, vec, out);
       }
       store_items<T, G, N>(a.dx + row * a.cols, a.cols, t, vec, out);
+      // out holds floats (T = F32): the values dx received, so their rounding is dx.to(H)'s.
+      if constexpr (kCast) {
+        if (a.dx_cast_bf16)
+          store_cast_items<T, BFloat16, G, N>(static_cast<BFloat16*>(a.dx_cast) + row * a.cols, a.cols, t, vec, out);
+        else
+          store_cast_items<T, Half, G, N>(static_cast<Half*>(a.dx_cast) + row * a.cols, a.cols, t, vec, out);
+      }
     }
   }
   // One partial row per block: the groups of a block add up in group order.
@@ -281,8 +326,9 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 }
 
 // Long rows: dx of one row per block, two passes.
-template <class T, class Gr, bool kResidual>
+template <class T, class Gr, bool kResidual, bool kCast = false>
 __global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T, Gr> a) {
+  static_assert(!kCast || (std::is_same_v<T, float> && kResidual), "dx_cast: F32 rows, the kResidual form");
   using A = acc_t<T>;
   __shared__ SumPair<A> smem[kLongRowThreads / 32];
   const std::int64_t row = blockIdx.x, base = row * a.cols;
@@ -304,6 +350,12 @@ __global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kerne
       if (a.residual) v += load_acc(a.residual, base + c);
     }
     a.dx[base + c] = detail::narrow<T>(v);
+    if constexpr (kCast) {  // v is the float just stored
+      if (a.dx_cast_bf16)
+        static_cast<BFloat16*>(a.dx_cast)[base + c] = detail::narrow<BFloat16>(v);
+      else
+        static_cast<Half*>(a.dx_cast)[base + c] = detail::narrow<Half>(v);
+    }
   }
 }
 
@@ -362,10 +414,11 @@ __global__ void __launch_bounds__(kRowThreads)
 }
 
 // The backward of rows of T with a gradient of Gr (T, or F16/BF16 for F32 T).
-template <class T, class Gr, bool kResidual>
+template <class T, class Gr, bool kResidual, bool kCast = false>
 void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                          const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                          const Buffer& dbias, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+                          const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                          const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols,
+                          cudaStream_t stream) {
   using A = acc_t<T>;
   NormBackwardArgs<T, Gr> a{grad.data_as<const Gr>(),
                             x.data_as<const T>(),
@@ -374,11 +427,13 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
                             rstd.data_as<const A>(),
                             weight.defined() ? weight.data_as<const T>() : nullptr,
                             dx.data_as<T>(),
+                            kCast ? dx_cast.data() : nullptr,
+                            kCast && dx_cast.dtype() == DType::BF16,
                             nullptr,
                             nullptr,
                             rows,
                             cols};
-  const bool vec = rows_vectorisable<T>(cols, {a.grad, a.x, a.residual, a.weight, a.dx});
+  const bool vec = rows_vectorisable<T>(cols, {a.grad, a.x, a.residual, a.weight, a.dx, a.dx_cast});
   // How many partial rows: fixed by the extents, the dtype and vec only (determinism).
   std::int64_t parts = 0;
   const bool fits = with_row_shape(cols, 4096, [&](auto shape) {
@@ -401,15 +456,15 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
       if constexpr (kStagedRows<T, N>) {
         if (vec) {
           bytes = staged_backward_bytes<T, N>();
-          prepare_staged_kernel(norm_backward_rows_kernel<T, Gr, G, N, kResidual>, bytes);
+          prepare_staged_kernel(norm_backward_rows_kernel<T, Gr, G, N, kResidual, kCast>, bytes);
         }
       }
-      norm_backward_rows_kernel<T, Gr, G, N, kResidual><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
+      norm_backward_rows_kernel<T, Gr, G, N, kResidual, kCast><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
           a, iterations, vec);
     });
     FERRITE_CUDA_CHECK_LAUNCH();
   } else {
-    norm_backward_long_rows_kernel<T, Gr, kResidual><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
+    norm_backward_long_rows_kernel<T, Gr, kResidual, kCast><<<static_cast<unsigned>(rows), kLongRowThreads, 0, stream>>>(a);
     FERRITE_CUDA_CHECK_LAUNCH();
     if (a.partial_dweight || a.partial_dbias) {
       const std::int64_t rows_per_part = (rows + parts - 1) / parts;
@@ -437,8 +492,9 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
 }  // namespace
 
 void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                   const Buffer& dbias, std::int64_t rows, std::int64_t cols, cudaStream_t stream) {
+                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                   const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols,
+                   cudaStream_t stream) {
   const char* name = centred ? "layer_norm_backward: " : "rms_norm_backward: ";
   detail::visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -448,27 +504,49 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
       // The staged two-byte kernels have no residual path (the front end allows F32/F64 only).
       FERRITE_CHECK(!residual.defined() || sizeof(T) >= 4, Unsupported, name, "residual with ",
                     dtype_name(x.dtype()), " input on cuda");
+      // dx_cast: F16/BF16 of F32 rows only (the front end's rule).
+      FERRITE_CHECK(!dx_cast.defined() || (std::is_same_v<T, float> && is_half_precision(dx_cast.dtype())),
+                    Unsupported, name, "dx_cast ", dx_cast.defined() ? dtype_name(dx_cast.dtype()) : "", " of ",
+                    dtype_name(x.dtype()), " input on cuda");
+      // The F32 calls with dx_cast: the kResidual, kCast kernels of each grad type.
+      if constexpr (std::is_same_v<T, float>) {
+        if (dx_cast.defined()) {
+          auto launch = [&](auto grad_tag) {
+            using Gr = typename decltype(grad_tag)::type;
+            launch_norm_backward<float, Gr, true, true>(centred, grad, x, mean, rstd, weight, residual, dx, dx_cast,
+                                                        dweight, dbias, rows, cols, stream);
+          };
+          switch (grad.dtype()) {
+            case DType::F32: launch(detail::TypeTag<float>{}); return;
+            case DType::BF16: launch(detail::TypeTag<BFloat16>{}); return;
+            case DType::F16: launch(detail::TypeTag<Half>{}); return;
+            default: break;
+          }
+          FERRITE_THROW(Unsupported, name, dtype_name(grad.dtype()), " grad of ", dtype_name(x.dtype()),
+                        " input on cuda");
+        }
+      }
       if (grad.dtype() == x.dtype()) {
         if constexpr (sizeof(T) >= 4) {
           if (residual.defined()) {
-            launch_norm_backward<T, T, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias, rows,
-                                             cols, stream);
+            launch_norm_backward<T, T, true>(centred, grad, x, mean, rstd, weight, residual, dx, Buffer(), dweight,
+                                             dbias, rows, cols, stream);
             return;
           }
         }
-        launch_norm_backward<T, T, false>(centred, grad, x, mean, rstd, weight, Buffer(), dx, dweight, dbias, rows,
-                                          cols, stream);
+        launch_norm_backward<T, T, false>(centred, grad, x, mean, rstd, weight, Buffer(), dx, Buffer(), dweight, dbias,
+                                          rows, cols, stream);
         return;
       }
       if constexpr (std::is_same_v<T, float>) {
         if (grad.dtype() == DType::BF16) {
-          launch_norm_backward<float, BFloat16, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight,
-                                                      dbias, rows, cols, stream);
+          launch_norm_backward<float, BFloat16, true>(centred, grad, x, mean, rstd, weight, residual, dx, Buffer(),
+                                                      dweight, dbias, rows, cols, stream);
           return;
         }
         if (grad.dtype() == DType::F16) {
-          launch_norm_backward<float, Half, true>(centred, grad, x, mean, rstd, weight, residual, dx, dweight, dbias,
-                                                  rows, cols, stream);
+          launch_norm_backward<float, Half, true>(centred, grad, x, mean, rstd, weight, residual, dx, Buffer(),
+                                                  dweight, dbias, rows, cols, stream);
           return;
         }
       }

@@ -38,7 +38,8 @@ void norm_forward(bool centred, const Buffer& x, const Buffer& weight, const Buf
                   const Buffer& mean, const Buffer& rstd, std::int64_t rows, std::int64_t cols, double eps,
                   cudaStream_t stream);
 void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
-                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dweight,
-                   const Buffer& dbias, std::int64_t rows, std::int64_t cols, cudaStream_t stream);
+                   const Buffer& weight, const Buffer& residual, const Buffer& dx, const Buffer& dx_cast,
+                   const Buffer& dweight, const Buffer& dbias, std::int64_t rows, std::int64_t cols,
+                   cudaStream_t stream);
 
 }  // namespace ferrite::cuda::reduction
