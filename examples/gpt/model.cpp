@@ -28,18 +28,28 @@ Tensor cast_to(const Tensor& t, DType dtype) {
   return t.to(dtype);
 }
 
+// The residual stream's gradient (master dtype) and its rounding to the activations' dtype,
+// the input of the next branch's BF16 matmuls (the same tensor when the dtypes agree).
+struct StreamGrad {
+  Tensor master, act;
+};
+
 // A LayerNorm's backward from its saved statistics: dx returned, the weight and bias
 // gradients added to dw and db. dy may be in the activations' dtype (the gradient of the
 // rounded y the next matmul read, as autograd casts it back); it is widened as it is read.
 // `residual` (undefined: none): the gradient the residual stream passes around the block,
-// added to dx in the same pass (one kernel, not a separate add).
-Tensor layer_norm_grad(const Tensor& dy, const Tensor& x, const LayerNormResult& saved, const Tensor& weight,
-                       const Tensor& dw, const Tensor& db, const Tensor& residual = {}) {
+// added to dx in the same pass (one kernel, not a separate add). With `act` other than x's
+// dtype the same pass also writes dx rounded to `act` (the values of dx.to(act), without the
+// cast's second pass over dx).
+StreamGrad layer_norm_grad(const Tensor& dy, const Tensor& x, const LayerNormResult& saved, const Tensor& weight,
+                           const Tensor& dw, const Tensor& db, const Tensor& residual, DType act) {
   Phase phase("layer_norm (bwd)");
-  const LayerNormGrads g = layer_norm_backward(dy, x, saved.mean, saved.rstd, weight, {.residual = residual});
+  LayerNormBackwardOptions options{.residual = residual};
+  if (act != x.dtype()) options.dx_cast = act;
+  const LayerNormGrads g = layer_norm_backward(dy, x, saved.mean, saved.rstd, weight, options);
   dw.add_(g.dweight);
   db.add_(g.dbias);
-  return g.dx;
+  return {g.dx, options.dx_cast ? g.dx_cast : g.dx};
 }
 
 // Dropout of a training forward pass (cache with p > 0): the kept elements scaled by
@@ -393,14 +403,14 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
     dlnf = matmul(dlog, mw.wte, {.compute = p.compute});
   }
   // The gradient of the residual stream, [N, C].
-  Tensor dx = layer_norm_grad(dlnf, cache.x_final, cache.lnf, weights.lnf_w, grads.lnf_w, grads.lnf_b);
+  StreamGrad dx = layer_norm_grad(dlnf, cache.x_final, cache.lnf, weights.lnf_w, grads.lnf_w, grads.lnf_b, {}, p.act);
   for (std::size_t i = weights.blocks.size(); i-- > 0;) {
     const BlockWeights& w = weights.blocks[i];
     const BlockWeights& m = mw.blocks[i];
     BlockWeights& g = grads.blocks[i];
     const BlockCache& bc = cache.blocks[i];
     // x = x_mid + mlp(ln2(x_mid)): the residual passes dx through; the MLP adds its share.
-    const Tensor dmlp = dropout_grad(cast_to(dx, p.act), cache, bc.mlp_keep);
+    const Tensor dmlp = dropout_grad(dx.act, cache, bc.mlp_keep);
     const Tensor dact = linear_backward(dmlp, bc.fc_act, m.out_w, g.out_w, g.out_b, ones, p.compute);
     Tensor dfc;
     {
@@ -409,20 +419,21 @@ void backward_from_logits(const Weights& weights, const ModelConfig& config, con
     }
     // dx_mid = dx (around the MLP) + the LayerNorm's share, in one pass.
     const Tensor dln2 = linear_backward(dfc, bc.ln2.y, m.fc_w, g.fc_w, g.fc_b, ones, p.compute);
-    const Tensor dx_mid = layer_norm_grad(dln2, bc.x_mid, bc.ln2, w.ln2_w, g.ln2_w, g.ln2_b, dx);
+    const StreamGrad dx_mid = layer_norm_grad(dln2, bc.x_mid, bc.ln2, w.ln2_w, g.ln2_w, g.ln2_b, dx.master, p.act);
     // x_mid = x + proj(attention(ln1(x))).
-    const Tensor dproj = dropout_grad(cast_to(dx_mid, p.act), cache, bc.attn_keep);
+    const Tensor dproj = dropout_grad(dx_mid.act, cache, bc.attn_keep);
     const Tensor dattn_y = linear_backward(dproj, bc.attn_y, m.proj_w, g.proj_w, g.proj_b, ones, p.compute);
     const Tensor dqkv = causal_attention_backward(dattn_y.view({b, t, c}), bc.attn).view({b * t, 3 * c});
     const Tensor dln1 = linear_backward(dqkv, bc.ln1.y, m.attn_w, g.attn_w, g.attn_b, ones, p.compute);
-    dx = layer_norm_grad(dln1, bc.x, bc.ln1, w.ln1_w, g.ln1_w, g.ln1_b, dx_mid);
+    // Below block 0 the stream's gradient goes to the embeddings, in the master dtype only.
+    dx = layer_norm_grad(dln1, bc.x, bc.ln1, w.ln1_w, g.ln1_w, g.ln1_b, dx_mid.master, i > 0 ? p.act : master);
   }
   // x = wte[idx] + wpe[positions]: rows of the token table receive their tokens' gradients,
   // each position's row the sum over the batch.
-  dx = dropout_grad(dx, cache, cache.embd_keep);
+  const Tensor dembd = dropout_grad(dx.master, cache, cache.embd_keep);
   Phase phase("embedding (bwd)");
-  grads.wte.add_(nn::embedding_backward(dx.view({b, t, c}), cache.idx, config.vocab));
-  grads.wpe.narrow(0, 0, t).add_(sum(dx.view({b, t, c}), 0));
+  grads.wte.add_(nn::embedding_backward(dembd.view({b, t, c}), cache.idx, config.vocab));
+  grads.wpe.narrow(0, 0, t).add_(sum(dembd.view({b, t, c}), 0));
 }
 
 }  // namespace ferrite::gpt
