@@ -12,7 +12,9 @@ from . import Case
 
 
 def share_of(contiguous, fraction):
-    return lambda f, t, r: f >= fraction * r.get(contiguous, float("inf"))
+    # None (not judged) when the contiguous case did not run in this call (a filtered run):
+    # the share is only meaningful within one call.
+    return lambda f, t, r: None if contiguous not in r else f >= fraction * r[contiguous]
 
 
 TARGETS = {
