@@ -264,9 +264,11 @@ void run_backward(AttentionDesc& d, const AttentionGrads& grads, const Tensor& g
   for (std::size_t i = 0; i < 3; ++i) {
     if (*fields[i] != row_major[i]) {
       buffers[i] = frontend::strided_buffer(*targets[i]);
-    } else if (targets[i]->is_contiguous()) {
+    } else if (targets[i]->is_contiguous() && reinterpret_cast<std::uintptr_t>(targets[i]->data_ptr()) % 16 == 0) {
       buffers[i] = targets[i]->buffer();
     } else {
+      // Any other layout, a contiguous view off the 16-byte grid included: its buffer() would
+      // be a copy, and the gradient written there would be lost.
       dense[i] = allocate(targets[i]->shape(), d.dtype, q.device());
       buffers[i] = dense[i].buffer();
     }
@@ -308,8 +310,10 @@ const AttentionGrads& scaled_dot_product_attention_backward_out(const AttentionG
   const Tensor* read[6] = {&grad_out, &q, &k, &v, &out, &logsumexp};
   for (std::size_t i = 0; i < 3; ++i) {
     const Tensor& g = *pairs[i].first;
-    FERRITE_CHECK(g.shape() == pairs[i].second->shape() && g.dtype() == d.dtype, ShapeMismatch, op, ": ", names[i],
-                  " ", g.description(), " must have the shape and dtype of its input ", pairs[i].second->description());
+    FERRITE_CHECK(g.dtype() == d.dtype, DTypeMismatch, op, ": ", names[i], " ", g.description(),
+                  " must have the dtype of its input ", pairs[i].second->description());
+    FERRITE_CHECK(g.shape() == pairs[i].second->shape(), ShapeMismatch, op, ": ", names[i], " ", g.description(),
+                  " must have the shape of its input ", pairs[i].second->description());
     frontend::check_writable(op, g);
     for (const Tensor* r : read)
       FERRITE_CHECK(!surely_overlap(g, *r), InvalidArgument, op, ": ", names[i], " ", g.description(),

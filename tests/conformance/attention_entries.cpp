@@ -27,6 +27,10 @@ struct Spec {
   // grad_out a view of [B, S, H, D] (needs hq == hkv, sq == sk, d == dv); cuDNN reads such
   // views in place (docs/families/nn.md, "Strided inputs"), the other routes copy them.
   bool qkv_views = false;
+  // dq, dk, dv passed to backward_out as contiguous views one element into their storage (off
+  // the 16-byte grid): their buffer() is a copy, so they must be computed apart and copied in
+  // (the front end once wrote them into that copy, and the caller's tensors kept their values).
+  bool offset_grads = false;
 };
 
 const std::vector<Spec>& specs() {
@@ -75,6 +79,12 @@ const std::vector<Spec>& specs() {
       {"cudnn_dv_ne_d_scale", 1, 2, 2, 33, 47, 64, 32, false, 0, 0.05},
       {"cudnn_qkv_views_causal_d64", 2, 4, 4, 96, 96, 64, 64, true, 0, std::nan(""), true},
       {"cudnn_qkv_views_d128", 1, 2, 2, 40, 40, 128, 128, false, 0, std::nan(""), true},
+      // Empty on one side only: no query (out empty; dk and dv exist and are 0), no value
+      // feature (out empty; logsumexp and dq, dk as usual with dO empty: dq = dk = 0).
+      {"queries0", 1, 2, 2, 0, 5, 32, 32},
+      {"value_dim0", 1, 2, 2, 4, 6, 32, 0},
+      {"offset_grads_gqa", 2, 4, 2, 9, 13, 20, 12, false, 0, std::nan(""), false, true},
+      {"offset_grads_d64", 1, 2, 2, 33, 33, 64, 64, true, 0, std::nan(""), false, true},
   };
   return s;
 }
@@ -106,7 +116,7 @@ std::vector<Case> attention_cases(DType dtype, Rng& rng) {
                 random({s.b, s.hkv, s.sk, s.dv}, dtype, rng, -1, 1),
                 random({s.b, s.hq, s.sq, s.dv}, dtype, rng, -1, 1)};
     if (s.mask) c.inputs.push_back(random_mask(s, dtype, rng));
-    c.ints = {s.causal ? 1 : 0, s.qkv_views ? 1 : 0};
+    c.ints = {s.causal ? 1 : 0, s.qkv_views ? 1 : 0, s.offset_grads ? 1 : 0};
     c.reals = {s.scale};
     cases.push_back(std::move(c));
   }
@@ -140,6 +150,17 @@ std::vector<Tensor> run_attention(const Case& c) {
     const Tensor dqkv = empty({q.size(0), q.size(2), 3, q.size(1), q.size(3)}, q.dtype(), q.device());
     const Tensor heads = dqkv.permute({2, 0, 3, 1, 4});
     const nn::AttentionGrads into{heads.select(0, 0), heads.select(0, 1), heads.select(0, 2)};
+    nn::scaled_dot_product_attention_backward_out(into, go, q, k, v, fwd.out, fwd.logsumexp, o);
+    return {fwd.out, fwd.logsumexp, into.dq, into.dk, into.dv};
+  }
+  if (c.ints[2] != 0) {
+    // Each gradient a contiguous view starting one element into its storage, filled with NaN
+    // so that any element left unwritten shows.
+    const auto offset_view = [](const Tensor& like) {
+      const Tensor storage = full({like.numel() + 1}, std::nan(""), like.dtype(), like.device());
+      return storage.slice(0, 1, like.numel() + 1).view(like.shape());
+    };
+    const nn::AttentionGrads into{offset_view(q), offset_view(k), offset_view(v)};
     nn::scaled_dot_product_attention_backward_out(into, go, q, k, v, fwd.out, fwd.logsumexp, o);
     return {fwd.out, fwd.logsumexp, into.dq, into.dk, into.dv};
   }
@@ -266,6 +287,14 @@ std::vector<ErrorCase> attention_errors(DType dtype) {
                                                        x, x, x, f.out, f.logsumexp);
        },
        ErrorKind::ShapeMismatch, "dk"},
+      {"out_grad_dtype", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         const nn::AttentionResult f = scaled_dot_product_attention(x, x, x);
+         const DType other = dtype == DType::F32 ? DType::F64 : DType::F32;
+         nn::scaled_dot_product_attention_backward_out({t({1, 2, 4, 8}, d), t({1, 2, 4, 8}, d), zeros({1, 2, 4, 8}, other, d)},
+                                                       x, x, x, x, f.out, f.logsumexp);
+       },
+       ErrorKind::DTypeMismatch, "dv"},
       {"out_grad_undefined", [=](Device d) {
          const Tensor x = t({1, 2, 4, 8}, d);
          const nn::AttentionResult f = scaled_dot_product_attention(x, x, x);
