@@ -18,6 +18,10 @@ namespace {
 constexpr std::int64_t kBlock = 64;  // keys (or queries) whose scores exist at once
 constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 
+// std::max(m, NaN) keeps m, so a NaN score would be skipped and a row of NaN scores taken for a
+// fully masked one (out 0); PyTorch's softmax gives NaN there. This max propagates NaN.
+double nan_max(double a, double b) { return std::isnan(b) ? b : std::max(a, b); }
+
 std::vector<double> widen(const Buffer& b) {
   std::vector<double> out(static_cast<std::size_t>(b.numel()));
   detail::visit_dtype(b.dtype(), [&](auto tag) {
@@ -96,8 +100,8 @@ class CpuAttentionOps final : public AttentionOps {
       for (std::int64_t j0 = 0; j0 < d.seq_k; j0 += kBlock) {
         const std::int64_t n = std::min(kBlock, d.seq_k - j0);
         double block_max = kNegInf;
-        for (std::int64_t t = 0; t < n; ++t) block_max = std::max(block_max, s[t] = p.score(b, h, i, j0 + t));
-        const double m_new = std::max(m, block_max);
+        for (std::int64_t t = 0; t < n; ++t) block_max = nan_max(block_max, s[t] = p.score(b, h, i, j0 + t));
+        const double m_new = nan_max(m, block_max);
         if (m_new == kNegInf) continue;  // everything so far is masked
         const double alpha = std::exp(m - m_new);
         l *= alpha;
@@ -110,9 +114,11 @@ class CpuAttentionOps final : public AttentionOps {
         }
         m = m_new;
       }
-      // A fully masked row (l == 0) keeps acc = 0 and gets logsumexp -inf.
-      for (std::int64_t c = 0; c < d.value_dim; ++c) acc[c] = l > 0 ? acc[c] / l : 0.0;
-      lse[static_cast<std::size_t>(r)] = l > 0 ? m + std::log(l) : kNegInf;
+      // A fully masked row (l == 0) keeps acc = 0 and gets logsumexp -inf. A NaN score makes
+      // m, l and acc NaN (as softmax's NaN in PyTorch): the row's out and logsumexp are NaN,
+      // not taken for a masked row (l > 0 is false for NaN too, hence the test for 0).
+      for (std::int64_t c = 0; c < d.value_dim; ++c) acc[c] = l == 0 ? 0.0 : acc[c] / l;
+      lse[static_cast<std::size_t>(r)] = l == 0 ? kNegInf : m + std::log(l);
     }
     narrow(o, out);
     narrow(lse, logsumexp);
