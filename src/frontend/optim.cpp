@@ -3,10 +3,13 @@
 #include "ferrite/optim.hpp"
 
 #include <cmath>
+#include <cstdint>
 #include <string>
+#include <utility>
 
 #include "core/training_families.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/strided.hpp"
 
 namespace ferrite {
 
@@ -60,17 +63,28 @@ void run_step(const char* op, OptimizerDesc desc, const std::vector<ListSpec>& s
                     " must be contiguous");
     }
   }
+  // A tensor the step writes: its storage when that is its buffer(), else (a contiguous view
+  // off the 16-byte grid, e.g. a parameter packed into a flat buffer without padding, whose
+  // buffer() is a copy) an aligned copy written back after the step; the update would
+  // otherwise land in a temporary and the caller's tensor keep its old values.
+  std::vector<std::pair<Tensor, const Tensor*>> write_back;
+  const auto written = [&](const Tensor& t) {
+    if (t.numel() == 0 || reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0) return t.buffer();
+    write_back.emplace_back(t.clone(), &t);
+    return write_back.back().first.buffer();
+  };
   for (std::size_t i = 0; i < n; ++i) {
     OptimizerTensor& o = tensors[i];
-    o.param = params[i].buffer();
-    o.grad = (*specs[1].list)[i].buffer();
+    o.param = written(params[i]);
+    o.grad = (*specs[1].list)[i].buffer();  // read only
     // specs: params, grads, the state lists in order, master_params last.
     Buffer* state[] = {&o.state0, &o.state1, &o.state2};
     for (std::size_t k = 2; k + 1 < specs.size(); ++k)
-      if (!specs[k].list->empty()) *state[k - 2] = (*specs[k].list)[i].buffer();
-    if (!specs.back().list->empty()) o.master = (*specs.back().list)[i].buffer();
+      if (!specs[k].list->empty()) *state[k - 2] = written((*specs[k].list)[i]);
+    if (!specs.back().list->empty()) o.master = written((*specs.back().list)[i]);
   }
   detail::training_ops(device).optimizer_step(desc, tensors, found_inf.defined() ? found_inf.buffer() : Buffer());
+  for (const auto& [dense, target] : write_back) frontend::copy_elements(dense, *target);
 }
 
 void adam_family(const char* op, OptimizerKind kind, const AdamTensors& t, std::int64_t step, const AdamOptions& o,
