@@ -254,5 +254,21 @@ TEST(RandomStatistics, DropoutKeptFraction) {
   }
 }
 
+// normal_ and uniform_ into a contiguous view off the 16-byte grid (its buffer() is a copy):
+// the numbers once landed in that copy and the view kept its values. They must be the numbers
+// the same state draws into an aligned tensor.
+TEST(RandomInPlace, FillsContiguousViewsOffTheGrid) {
+  for (const bool normal : {true, false}) {
+    const Tensor view = full({10}, 7.0).slice(0, 1, 10);
+    const Tensor aligned = full({9}, 7.0);
+    random::manual_seed(21);
+    normal ? random::normal_(view, 1, 2) : random::uniform_(view, -1, 3);
+    random::manual_seed(21);
+    normal ? random::normal_(aligned, 1, 2) : random::uniform_(aligned, -1, 3);
+    EXPECT_EQ(view.to_vector<float>(), aligned.to_vector<float>()) << (normal ? "normal_" : "uniform_");
+    EXPECT_NE(view.to_vector<float>()[0], 7.0f);
+  }
+}
+
 }  // namespace
 }  // namespace ferrite
