@@ -307,7 +307,10 @@ const AttentionGrads& scaled_dot_product_attention_backward_out(const AttentionG
   frontend::check_same_device(op, {&q, &grads.dq, &grads.dk, &grads.dv});
   const std::pair<const Tensor*, const Tensor*> pairs[3] = {{&grads.dq, &q}, {&grads.dk, &k}, {&grads.dv, &v}};
   const char* names[3] = {"dq", "dk", "dv"};
-  const Tensor* read[6] = {&grad_out, &q, &k, &v, &out, &logsumexp};
+  // Everything the backward reads, the mask included (an additive mask of the inputs' dtype
+  // can have a gradient's shape, and a backend may read it while writing the gradients).
+  std::vector<const Tensor*> read = {&grad_out, &q, &k, &v, &out, &logsumexp};
+  if (options.mask) read.push_back(&*options.mask);
   for (std::size_t i = 0; i < 3; ++i) {
     const Tensor& g = *pairs[i].first;
     FERRITE_CHECK(g.dtype() == d.dtype, DTypeMismatch, op, ": ", names[i], " ", g.description(),

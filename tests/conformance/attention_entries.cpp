@@ -309,6 +309,14 @@ std::vector<ErrorCase> attention_errors(DType dtype) {
                                                        f.logsumexp);
        },
        ErrorKind::InvalidArgument, "overlaps an input"},
+      {"out_grad_overlaps_mask", [=](Device d) {
+         // An additive mask [B, Hq, Sq, Sk] with Sk = D has q's shape: read while dq is written.
+         const Tensor x = t({1, 2, 4, 4}, d), y = t({1, 2, 4, 4}, d), mask = t({1, 2, 4, 4}, d);
+         const nn::AttentionResult f = scaled_dot_product_attention(x, x, x, {.mask = mask});
+         nn::scaled_dot_product_attention_backward_out({mask, t({1, 2, 4, 4}, d), t({1, 2, 4, 4}, d)}, y, x, x, x,
+                                                       f.out, f.logsumexp, {.mask = mask});
+       },
+       ErrorKind::InvalidArgument, "overlaps an input"},
       {"out_grads_alias", [=](Device d) {
          const Tensor x = t({1, 2, 4, 8}, d), g = t({1, 2, 4, 8}, d);
          const nn::AttentionResult f = scaled_dot_product_attention(x, x, x);
