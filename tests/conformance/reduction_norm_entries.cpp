@@ -384,6 +384,14 @@ Entry norm_mixed_backward_entry(bool centred) {
         {"residual of the wrong shape",
          [=](Device dev) { backward(zeros({4, 8}, xd, dev), zeros({4, 8}, xd, dev), zeros({4, 9}, xd, dev)); },
          ErrorKind::ShapeMismatch, name + ": residual is [4, 9]"},
+        // Broadcastable to the input but not its shape: the residual is added element for
+        // element, never broadcast (PyTorch's residual + dx would broadcast; here it is refused).
+        {"residual broadcastable, not equal",
+         [=](Device dev) { backward(zeros({4, 8}, xd, dev), zeros({4, 8}, xd, dev), zeros({8}, xd, dev)); },
+         ErrorKind::ShapeMismatch, name + ": residual is [8] " + std::string(dtype_name(xd))},
+        {"residual rank 0",
+         [=](Device dev) { backward(zeros({4, 8}, xd, dev), zeros({4, 8}, xd, dev), zeros({}, xd, dev)); },
+         ErrorKind::ShapeMismatch, name + ": residual is [] "},
         {"residual of another dtype",
          [=](Device dev) {
            const DType other = xd == DType::F64 ? DType::F32 : DType::F64;
