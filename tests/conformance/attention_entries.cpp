@@ -83,6 +83,9 @@ const std::vector<Spec>& specs() {
       // feature (out empty; logsumexp and dq, dk as usual with dO empty: dq = dk = 0).
       {"queries0", 1, 2, 2, 0, 5, 32, 32},
       {"value_dim0", 1, 2, 2, 4, 6, 32, 0},
+      // No query/key feature: every score 0, out the mean of v, dq and dk empty. A given scale
+      // (the default 1/sqrt(0) would make the reference's 0 * inf NaN; PyTorch scales q first).
+      {"head_dim0", 1, 2, 1, 3, 5, 0, 8, false, 0, 0.5},
       {"offset_grads_gqa", 2, 4, 2, 9, 13, 20, 12, false, 0, std::nan(""), false, true},
       {"offset_grads_d64", 1, 2, 2, 33, 33, 64, 64, true, 0, std::nan(""), false, true},
   };
