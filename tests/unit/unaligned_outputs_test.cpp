@@ -208,6 +208,9 @@ TEST(UnalignedOutputs, MatmulOut) {
                      [&](const Tensor& out) { matmul_out(out, x3, b, 1.0, 1.0); });
   const Tensor ah = a.to(DType::BF16), bh = b.to(DType::BF16);
   expect_same_writes("matmul_out BF16", init.to(DType::BF16), [&](const Tensor& out) { matmul_out(out, ah, bh); });
+  // A vector result ([8, 3] x [3]), as zeros({9}).narrow(0, 1, 8).
+  const Tensor m8 = randn_f32({8, 3}, 34), v3 = randn_f32({3}, 35);
+  expect_same_writes("matmul_out vector", zeros({8}), [&](const Tensor& out) { matmul_out(out, m8, v3); });
 }
 
 TEST(UnalignedOutputs, LinearOut) {
@@ -251,6 +254,17 @@ TEST(UnalignedOutputs, AttentionBackwardOut) {
 
 // ---- strided_scatter, slice_write --------------------------------------------------------------
 
+TEST(UnalignedOutputs, EmptyTargets) {
+  // An empty view may carry an offset at the storage's end; nothing is written, nothing throws.
+  const Tensor storage = full({5, 3}, kSentinel), empty = storage.narrow(0, 5, 0);
+  const Tensor a = zeros({0, 3});
+  add_out(a, a, empty);
+  empty.fill_(1).add_(2.0).copy_(a);
+  matmul_out(empty, zeros({0, 4}), zeros({4, 3}));
+  random::normal_(empty);
+  EXPECT_EQ(sentinels(storage), 15);
+}
+
 TEST(UnalignedOutputs, StridedScatterAndSliceWrite) {
   const Tensor x = randn_f32({4, 6}, 30), src = randn_f32({2, 3}, 31);
   expect_same_writes("strided_scatter", x, [&](const Tensor& dst) { strided_scatter(dst, src, {2, 3}, {6, 2}, 1); });
@@ -274,6 +288,13 @@ TEST(UnalignedOutputs, RandomFills) {
       [](const Tensor& t) {
         random::Generator g(41);
         random::uniform_(t, -1, 3, &g);
+      },
+      {Layout::Offset, Layout::Blob});
+  expect_same_writes(
+      "normal_ BF16", init.to(DType::BF16),
+      [](const Tensor& t) {
+        random::Generator g(42);
+        random::normal_(t, 0, 1, &g);
       },
       {Layout::Offset, Layout::Blob});
   for (const Layout l : {Layout::Strided, Layout::Transposed}) {
