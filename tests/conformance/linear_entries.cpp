@@ -19,12 +19,19 @@ using namespace products;
 // (F32, F16, BF16) or, for F64 and where cuBLASLt has no epilogue algorithm, is the output's
 // starting value for a beta = 1 product: both round once, so the tolerances are matmul's.
 
-Case linear_case(DType dtype, Rng& rng, const Shape& x, std::int64_t out_features, bool with_bias) {
+// x and weight of an [..., in] x [out, in]ᵀ product, labelled; callers append the rest.
+Case linear_operands(DType dtype, Rng& rng, const Shape& x, std::int64_t out_features) {
   const std::int64_t in = x.empty() ? 0 : x.back();
-  Case c{shape_str(x) + " x [" + std::to_string(out_features) + ", " + std::to_string(in) + "]ᵀ" +
-             (with_bias ? " + bias" : ""),
-         {random(x, dtype, rng), random({out_features, in}, dtype, rng)}};
-  if (with_bias) c.inputs.push_back(random({out_features}, dtype, rng));
+  return {shape_str(x) + " x [" + std::to_string(out_features) + ", " + std::to_string(in) + "]ᵀ",
+          {random(x, dtype, rng), random({out_features, in}, dtype, rng)}};
+}
+
+Case linear_case(DType dtype, Rng& rng, const Shape& x, std::int64_t out_features, bool with_bias) {
+  Case c = linear_operands(dtype, rng, x, out_features);
+  if (with_bias) {
+    c.label += " + bias";
+    c.inputs.push_back(random({out_features}, dtype, rng));
+  }
   return c;
 }
 
@@ -220,14 +227,15 @@ std::optional<Tensor> residual_bias_of(const Case& c) {
 // bias_dtype is given, a bias [out] of that dtype.
 Case residual_linear_case(DType dtype, Rng& rng, const Shape& x, std::int64_t out_features, DType result,
                           std::optional<DType> bias_dtype) {
-  const std::int64_t in = x.empty() ? 0 : x.back();
   Shape y(x.begin(), x.end() - 1);
   y.push_back(out_features);
-  Case c{shape_str(x) + " x [" + std::to_string(out_features) + ", " + std::to_string(in) + "]ᵀ + " +
-             std::string(dtype_name(result)) + " residual" +
-             (bias_dtype ? " + " + std::string(dtype_name(*bias_dtype)) + " bias" : std::string()),
-         {random(x, dtype, rng), random({out_features, in}, dtype, rng), random(y, result, rng)}};
-  if (bias_dtype) c.inputs.push_back(random({out_features}, *bias_dtype, rng));
+  Case c = linear_operands(dtype, rng, x, out_features);
+  c.label += " + " + std::string(dtype_name(result)) + " residual";
+  c.inputs.push_back(random(y, result, rng));
+  if (bias_dtype) {
+    c.label += " + " + std::string(dtype_name(*bias_dtype)) + " bias";
+    c.inputs.push_back(random({out_features}, *bias_dtype, rng));
+  }
   return c;
 }
 
