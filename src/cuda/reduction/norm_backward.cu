@@ -5,6 +5,8 @@
 // only), keeps its columns' dweight/dbias sums in registers while it streams its rows, and
 // writes one partial row per block; a second kernel adds the partials of each column in
 // block order. So grad and x are read once, dx written once, and no atomics are used.
+// Same-dtype F16/BF16 aligned rows take norm_backward_two_byte_kernel (64 registers, the
+// column sums in shared memory); the staged kernel remains behind a temporary switch.
 // Longer rows: dx per row in two passes, the column sums by a separate partial-sum kernel.
 // Mixed precision (LayerNormBackwardOptions): grad may be F16/BF16 for F32 rows (the kernels'
 // grad type Gr, widened as it is read: no F32 copy of the gradient), and a residual (F32 and
@@ -15,6 +17,8 @@
 #include <cuda_pipeline.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <limits>
 
 #include "core/dtype_dispatch.hpp"
 #include "cuda/reduction/reduction_kernels.cuh"
@@ -325,6 +329,238 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
   write_partial(a.partial_dbias, db);
 }
 
+// Same-dtype two-byte rows (F16, BF16: x, grad, weight and dx of T; F32 mean/rstd) of aligned
+// rows up to 4096 columns, written in the spirit of the forward's norm_rows_two_byte_kernel
+// (norm_forward.cu: BF16 forward 74% -> 96.5% of the copy ceiling). The staged kernel above
+// reached 81-82% on BF16 [65536, 4096] with 127 registers, two blocks (16 warps) a
+// multiprocessor and its copies through shared memory (cp.async issue and read-back
+// instructions); its 5-row ring showed that loads in flight were not the limit. As the
+// forward, this kernel goes for occupancy and few instructions an element instead:
+//  * a register cap of 64 (__launch_bounds__(kRowThreads, 4)): four blocks, 32 warps, a
+//    multiprocessor (the forward measured 86% -> 96.5% from that cap alone). ptxas (sm_90,
+//    CUDA 13): 64 registers, no spills, 32,832 bytes of static shared memory, all 8
+//    instantiations; four blocks need 4 x (32,832 + 1,024 reserved) = 132.3 KB of shared
+//    memory, so the driver's 164 KB carveout, which leaves 92 KB of L1;
+//  * the row stays packed in registers (16 elements a thread: two 16-byte words of x and two
+//    of grad, 16 registers), widened word by word (widen_word: a shift or a mask an element)
+//    in each of the two passes, instead of 32 floats held;
+//  * weight is not held: each pass reads its 16-byte words through L1 (__ldg; 8 KB for 4096
+//    columns, the same for every row of every block); no carveout is asked for;
+//  * dweight/dbias are not held in registers either (32 more would not fit under the cap:
+//    held there, ptxas spilled 100-124 bytes at 64 registers and wanted 96-128 uncapped):
+//    each thread keeps its 16 columns' sums in its own shared-memory slots, four 16-byte
+//    loads and stores a vector of 8 elements (conflict-free: consecutive threads,
+//    consecutive slots), and the block writes one partial row at the end, in the layout
+//    sum_partials_kernel reads;
+//  * a thread whose vectors are all inside the row (every thread when the row fills the
+//    shape, as for 4096 columns) loads, computes and stores with no per-vector test; the
+//    loop over rows has a copy with weight and one without (no per-vector test either);
+//  * dx leaves as one 16-byte store a vector, each pair rounded by the paired conversion.
+// Arithmetic: per element the same expressions, in the same order, as
+// norm_backward_rows_kernel (xhat = (x - mean) * rstd; the row sums of g * w and g * w * xhat
+// over the thread's items in item order, then group_reduce; dx = rstd * (g * w - mean(gw) -
+// xhat * mean(gw * xhat)), rounded as narrow_vector rounds; dweight += g * xhat, dbias += g,
+// over the block's rows in row order, the groups of a block added in group order). The PTX of
+// both kernels has the same operation sequence an element (sub, mul; mul, add, fma for the
+// sums; mul, sub, mul, sub, mul for dx), so dx is expected bit-identical (unless ptxas fuses
+// a mul and an add differently in the two) for 129-512 and 2049-4096 columns, where the old
+// kernel's shapes (G = 32 / 256, N = 16, staged) are this kernel's. Differences: (1) the
+// partial count is kMaxTwoBytePartials (512) where the old kernel had 256 (staged shapes) or
+// 1024, so dweight/dbias are summed in another grouping (float rounding of the column sums;
+// deterministic, fixed by the extents); (2) rows of up to 128 or of 513-2048 columns use other
+// shapes than before, so their per-thread sum order differs (float rounding of the row sums,
+// as any change of shape); (3) a thread's vectors past the row's
+// end add nothing to the row sums, where the old kernel added g = 0 times w = 1 (the same sums
+// but for the sign of an all-zero sum).
+//
+// To measure (H200): bench case layer_norm_backward_bf16 ([65536, 4096], target >= 90% of
+// 4.3 TB/s; 82% before), the conformance of '*layer_norm*' and '*rms_norm*' on cuda.
+// FERRITE_NORM_BACKWARD_STAGED=1 in the environment selects the old staged kernel for these
+// rows (same build, same call: an A/B comparison); remove that switch and the staged kernel
+// once this kernel is measured faster. Levers not tried: the loads of x and grad with an
+// evict-first / no-L1-allocate hint (keeping L1 for weight), and a next-row prefetch in
+// registers (16 more: would need the cap raised to 80, three blocks a multiprocessor).
+constexpr std::int64_t kMaxTwoBytePartials = 512;  // <= 4 blocks x 132 multiprocessors: one wave on an H200
+inline constexpr int kTwoByteItems = 16;           // two 16-byte vectors a thread
+
+// Group size of the two-byte kernel: the smallest of 32 .. 256 threads that holds the row in
+// 16 items a thread (4 instantiations per dtype).
+template <class F>
+bool with_two_byte_backward_shape(std::int64_t cols, F&& f) {
+  if (cols > 4096) return false;
+  if (cols <= 512) f(RowShape<32, kTwoByteItems>{});
+  else if (cols <= 1024) f(RowShape<64, kTwoByteItems>{});
+  else if (cols <= 2048) f(RowShape<128, kTwoByteItems>{});
+  else f(RowShape<256, kTwoByteItems>{});
+  return true;
+}
+
+// Two floats rounded to one 32-bit word of T (pair[0] in the low half, the lower address):
+// the paired conversion of narrow_vector, so the same bits as the old kernel's stores.
+template <class T>
+__device__ __forceinline__ unsigned pack_word(const float (&pair)[2]) {
+  unsigned word;
+  if constexpr (std::is_same_v<T, BFloat16>) {
+    const __nv_bfloat162 packed = __floats2bfloat162_rn(pair[0], pair[1]);
+    memcpy(&word, &packed, sizeof(word));
+  } else {
+    static_assert(std::is_same_v<T, Half>, "F16 or BF16");
+    const __half2 packed = __floats2half2_rn(pair[0], pair[1]);
+    memcpy(&word, &packed, sizeof(word));
+  }
+  return word;
+}
+
+template <class T, int G>
+__global__ void __launch_bounds__(kRowThreads, 4)
+    norm_backward_two_byte_kernel(NormBackwardArgs<T> a, int iterations) {
+  using A = acc_t<T>;
+  static_assert(sizeof(T) == 2 && std::is_same_v<A, float>, "two-byte elements, float statistics");
+  constexpr int N = kTwoByteItems, kV = Vec16<T>::kSize, kVectors = N / kV, kGroups = kRowThreads / G;
+  static_assert(kV == 8 && N % kV == 0, "16-byte vectors of 8 elements");
+  __shared__ SumPair<A> smem[kRowThreads / 32];
+  // The column sums: [dweight, dbias][vector][half][thread], four floats a slot; each thread
+  // reads and writes only its own slots until the partial row is written.
+  __shared__ float4 sums[2 * kVectors * 2][kRowThreads];
+  const int group = threadIdx.x / G, t = threadIdx.x % G;
+  const int cols = static_cast<int>(a.cols);  // at most 4096 here
+  const A n_cols = static_cast<A>(a.cols);
+  // Vector q of this thread starts at column (q * G + t) * kV; columns grow with q, so the
+  // thread is full when its last vector is inside the row.
+  bool inside[kVectors];
+#pragma unroll
+  for (int q = 0; q < kVectors; ++q) inside[q] = (q * G + t) * kV < cols;
+  const bool full = inside[kVectors - 1];
+  // f(q) for each of the thread's vectors inside the row; no test when the thread is full.
+  auto for_vectors = [&](auto f) {
+    if (full) {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q) f(q);
+    } else {
+#pragma unroll
+      for (int q = 0; q < kVectors; ++q)
+        if (inside[q]) f(q);
+    }
+  };
+#pragma unroll
+  for (int k = 0; k < 2 * kVectors * 2; ++k) sums[k][threadIdx.x] = make_float4(0, 0, 0, 0);
+  const uint4* const weight = a.weight ? reinterpret_cast<const uint4*>(a.weight) + t : nullptr;
+  // All rows of the block with the weight's words w_of(q): one copy of the loop with weight,
+  // one without (w = 1: g * 1 = g exactly, as the old kernel's w = 1), no per-vector test.
+  auto rows_with = [&](auto w_of) {
+    // 32-bit row indices and iteration counts (the launch asks for rows < 2^31 - 4096): fewer
+    // registers than 64-bit ones, under the cap of 64.
+    for (int it = 0; it < iterations; ++it) {
+      const int row = (it * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x)) * kGroups + group;
+      const bool active = row < a.rows;
+      // Vectors past the row's end, and rows past the last, read as zeros.
+      uint4 xp[kVectors], gp[kVectors];
+      {
+        const std::int64_t offset = static_cast<std::int64_t>(active ? row : 0) * cols;
+        const uint4* const xs = reinterpret_cast<const uint4*>(a.x + offset) + t;
+        const uint4* const gs = reinterpret_cast<const uint4*>(a.grad + offset) + t;
+        if (active && full) {
+#pragma unroll
+          for (int q = 0; q < kVectors; ++q) {
+            xp[q] = xs[q * G];
+            gp[q] = gs[q * G];
+          }
+        } else {
+#pragma unroll
+          for (int q = 0; q < kVectors; ++q) {
+            xp[q] = active && inside[q] ? xs[q * G] : uint4{0, 0, 0, 0};
+            gp[q] = active && inside[q] ? gs[q * G] : uint4{0, 0, 0, 0};
+          }
+        }
+      }
+      A mu = 0, r = 0;
+      if (active) {
+        if (a.mean) mu = a.mean[row];
+        r = a.rstd[row];
+      }
+      // Calls f(j, x, g, w) with the elements 2j and 2j + 1 of vector q (float2 each), j = 0..3:
+      // the old kernel's item order n = q * kV + 2j + e.
+      auto for_pairs = [&](int q, auto f) {
+        const uint4 w = w_of(q);
+        const unsigned x_words[4] = {xp[q].x, xp[q].y, xp[q].z, xp[q].w};
+        const unsigned g_words[4] = {gp[q].x, gp[q].y, gp[q].z, gp[q].w};
+        const unsigned w_words[4] = {w.x, w.y, w.z, w.w};
+#pragma unroll
+        for (int j = 0; j < 4; ++j) f(j, widen_word<T>(x_words[j]), widen_word<T>(g_words[j]), widen_word<T>(w_words[j]));
+      };
+      SumPair<A> s{0, 0};
+      auto add = [&](A x, A g, A w) {
+        const A xhat = (x - mu) * r;
+        s.a += g * w;
+        s.b += g * w * xhat;
+      };
+      for_vectors([&](int q) {
+        for_pairs(q, [&](int, float2 x, float2 g, float2 w) {
+          add(x.x, g.x, w.x);
+          add(x.y, g.y, w.y);
+        });
+      });
+      s = group_reduce(s, G, smem, AddPair{});  // every thread of the block joins
+      if (active) {
+        const A mean_gw = a.mean ? s.a / n_cols : A(0), mean_gw_xhat = s.b / n_cols;
+        uint4* const dx = reinterpret_cast<uint4*>(a.dx + static_cast<std::int64_t>(row) * cols) + t;
+        // dx of one element; adds its terms to the column sums dw, db.
+        auto element = [&](A x, A g, A w, float& dw, float& db) {
+          const A xhat = (x - mu) * r;
+          dw += g * xhat;
+          db += g;
+          return r * (g * w - mean_gw - xhat * mean_gw_xhat);
+        };
+        for_vectors([&](int q) {
+          float4 dw[2] = {sums[q * 2][threadIdx.x], sums[q * 2 + 1][threadIdx.x]};
+          float4 db[2] = {sums[(kVectors + q) * 2][threadIdx.x], sums[(kVectors + q) * 2 + 1][threadIdx.x]};
+          unsigned out[4];
+          for_pairs(q, [&](int j, float2 x, float2 g, float2 w) {
+            float4& dwh = dw[j / 2];
+            float4& dbh = db[j / 2];
+            const A lo = element(x.x, g.x, w.x, j % 2 ? dwh.z : dwh.x, j % 2 ? dbh.z : dbh.x);
+            const A hi = element(x.y, g.y, w.y, j % 2 ? dwh.w : dwh.y, j % 2 ? dbh.w : dbh.y);
+            const A pair[2] = {lo, hi};
+            out[j] = pack_word<T>(pair);
+          });
+          sums[q * 2][threadIdx.x] = dw[0];
+          sums[q * 2 + 1][threadIdx.x] = dw[1];
+          sums[(kVectors + q) * 2][threadIdx.x] = db[0];
+          sums[(kVectors + q) * 2 + 1][threadIdx.x] = db[1];
+          dx[q * G] = uint4{out[0], out[1], out[2], out[3]};
+        });
+      }
+    }
+  };
+  constexpr uint4 kOnes{kOnesWord<T>, kOnesWord<T>, kOnesWord<T>, kOnesWord<T>};
+  if (weight) rows_with([&](int q) { return __ldg(weight + q * G); });
+  else rows_with([&](int) { return kOnes; });
+  // One partial row per block: the groups of a block add up in group order (as the old
+  // kernel), each thread's 8 columns of a vector written as two 16-byte stores.
+  __syncthreads();
+  auto write_partial = [&](A* partial, int which) {
+    if (!partial || group != 0) return;
+#pragma unroll
+    for (int q = 0; q < kVectors; ++q) {
+      if (!inside[q]) continue;
+      float4* const dst =
+          reinterpret_cast<float4*>(partial + static_cast<std::int64_t>(blockIdx.x) * cols + (q * G + t) * kV);
+#pragma unroll
+      for (int half = 0; half < 2; ++half) {
+        const float4* const slots = sums[(which * kVectors + q) * 2 + half];
+        float4 total = slots[t];
+        for (int h = 1; h < kGroups; ++h) {
+          const float4 more = slots[h * G + t];
+          total = make_float4(total.x + more.x, total.y + more.y, total.z + more.z, total.w + more.w);
+        }
+        dst[half] = total;
+      }
+    }
+  };
+  write_partial(a.partial_dweight, 0);
+  write_partial(a.partial_dbias, 1);
+}
+
 // Long rows: dx of one row per block, two passes.
 template <class T, class Gr, bool kResidual, bool kCast = false>
 __global__ void __launch_bounds__(kLongRowThreads) norm_backward_long_rows_kernel(NormBackwardArgs<T, Gr> a) {
@@ -413,6 +649,17 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
+// FERRITE_NORM_BACKWARD_STAGED=1 (read once): the same-dtype two-byte rows take the staged
+// kernel as before norm_backward_two_byte_kernel, for an A/B measurement in one call. A
+// temporary switch: remove it, and the staged kernel, once the new kernel is measured faster.
+bool staged_backward_requested() {
+  static const bool requested = [] {
+    const char* v = std::getenv("FERRITE_NORM_BACKWARD_STAGED");
+    return v != nullptr && *v != '\0' && *v != '0';
+  }();
+  return requested;
+}
+
 // The backward of rows of T with a gradient of Gr (T, or F16/BF16 for F32 T).
 template <class T, class Gr, bool kResidual, bool kCast = false>
 void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
@@ -434,19 +681,42 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
                             rows,
                             cols};
   const bool vec = rows_vectorisable<T>(cols, {a.grad, a.x, a.residual, a.weight, a.dx, a.dx_cast});
+  // Same-dtype two-byte aligned rows up to 4096 columns: norm_backward_two_byte_kernel. (The
+  // two-byte calls never have a residual or dx_cast: norm_backward's checks.)
+  bool two_byte = false;
+  if constexpr (sizeof(T) == 2 && std::is_same_v<T, Gr> && !kResidual && !kCast)
+    two_byte = vec && cols <= 4096 && rows <= std::numeric_limits<int>::max() - 4096 && !staged_backward_requested();
   // How many partial rows: fixed by the extents, the dtype and vec only (determinism).
   std::int64_t parts = 0;
-  const bool fits = with_row_shape(cols, 4096, [&](auto shape) {
-    constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-    const std::int64_t most = kStagedRows<T, N> && vec ? kMaxStagedPartials : kMaxPartials;
-    parts = std::min<std::int64_t>(most, (rows + kRowThreads / G - 1) / (kRowThreads / G));
-  });
+  bool fits = true;
+  if (two_byte) {
+    with_two_byte_backward_shape(cols, [&](auto shape) {
+      constexpr int G = decltype(shape)::kGroup;
+      parts = std::min<std::int64_t>(kMaxTwoBytePartials, (rows + kRowThreads / G - 1) / (kRowThreads / G));
+    });
+  } else {
+    fits = with_row_shape(cols, 4096, [&](auto shape) {
+      constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
+      const std::int64_t most = kStagedRows<T, N> && vec ? kMaxStagedPartials : kMaxPartials;
+      parts = std::min<std::int64_t>(most, (rows + kRowThreads / G - 1) / (kRowThreads / G));
+    });
+  }
   if (!fits) parts = std::min<std::int64_t>(kLongRowPartials, rows);
   auto dw_storage = dweight.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
   auto db_storage = dbias.defined() ? scratch(x, parts * cols * sizeof(A)) : nullptr;
   a.partial_dweight = dw_storage ? static_cast<A*>(dw_storage->data()) : nullptr;
   a.partial_dbias = db_storage ? static_cast<A*>(db_storage->data()) : nullptr;
-  if (fits) {
+  if (two_byte) {
+    if constexpr (sizeof(T) == 2 && std::is_same_v<T, Gr>) {
+      with_two_byte_backward_shape(cols, [&](auto shape) {
+        constexpr int G = decltype(shape)::kGroup;
+        const std::int64_t rows_per_pass = parts * (kRowThreads / G);
+        const int iterations = static_cast<int>((rows + rows_per_pass - 1) / rows_per_pass);
+        norm_backward_two_byte_kernel<T, G><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations);
+      });
+      FERRITE_CUDA_CHECK_LAUNCH();
+    }
+  } else if (fits) {
     with_row_shape(cols, 4096, [&](auto shape) {
       constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
       const std::int64_t rows_per_pass = parts * (kRowThreads / G);
