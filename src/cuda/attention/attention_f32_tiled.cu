@@ -195,13 +195,16 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
     for (int o = 8; o > 0; o >>= 1) total += __shfl_xor_sync(0xffffffffu, total, o);
     const int row = m0 + ty + 16 * i;
     if (row >= s.seq_q) continue;
-    const float inv = total > 0.f ? 1.f / total : 0.f;  // a fully masked row gives 0
+    // A row with no visible key (total exactly 0) gives 0 and logsumexp -inf. A NaN score needs
+    // no NaN-aware max above: fmaxf skips it, but its weight expf(NaN - base) is NaN, so total
+    // and acc are NaN (as PyTorch's softmax), and total > 0 would be false for NaN too.
+    const float inv = total == 0.f ? 0.f : 1.f / total;
     float* o = out + (bh * s.seq_q + row) * D;
 #pragma unroll
     for (int cc = 0; cc < kCols; ++cc)
       *reinterpret_cast<float4*>(o + 64 * cc + 4 * tx) =
           make_float4(acc[i][4 * cc] * inv, acc[i][4 * cc + 1] * inv, acc[i][4 * cc + 2] * inv, acc[i][4 * cc + 3] * inv);
-    if (tx == 0) logsumexp[bh * s.seq_q + row] = total > 0.f ? m[i] + logf(total) : -INFINITY;
+    if (tx == 0) logsumexp[bh * s.seq_q + row] = total == 0.f ? -INFINITY : m[i] + logf(total);
   }
 }
 

@@ -41,9 +41,16 @@ __device__ double exp_acc(double x) { return exp(x); }
 __device__ float log_acc(float x) { return logf(x); }
 __device__ double log_acc(double x) { return log(x); }
 
+// max() (fmax) drops NaN, so a tile whose visible scores are all NaN would look fully masked
+// (running max -inf: skipped, out 0, logsumexp -inf); PyTorch's softmax and the CPU backend make
+// that row NaN. This max returns NaN if either argument is NaN, else the larger.
+template <class A>
+__device__ A nan_max(A a, A b) {
+  return (a > b || a != a) ? a : b;
+}
 template <class A>
 __device__ A warp_max(A x) {
-  for (int o = 16; o > 0; o >>= 1) x = max(x, __shfl_xor_sync(0xffffffffu, x, o));
+  for (int o = 16; o > 0; o >>= 1) x = nan_max(x, __shfl_xor_sync(0xffffffffu, x, o));
   return x;
 }
 template <class A>
@@ -135,7 +142,7 @@ __global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scal
       }
     }
     if constexpr (!kDq) {
-      const A m_new = max(m, warp_max(score));
+      const A m_new = nan_max(m, warp_max(score));  // NaN once a visible score is NaN: l, acc turn NaN
       if (m_new == neg_inf<A>()) continue;  // every key so far is hidden
       const A alpha = exp_acc(m - m_new);
       const A w = score == neg_inf<A>() ? A(0) : exp_acc(score - m_new);
@@ -171,12 +178,14 @@ __global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scal
   if (!valid) return;
   if constexpr (!kDq) {
     T* out = static_cast<T*>(p.result);
-    const A inv = l > A(0) ? A(1) / l : A(0);  // a fully masked row gives 0
+    // A fully masked row (l exactly 0) gives 0 and logsumexp -inf; a NaN row (l NaN, for which
+    // l > 0 is false too) gives NaN.
+    const A inv = l == A(0) ? A(0) : A(1) / l;
     for (int x = 0; x < kMaxPerLane; ++x) {
       const std::int64_t c = lane + 32 * x;
       if (c < s.dv) store(out, row * s.dv + c, acc[x] * inv);
     }
-    if (lane == 0) static_cast<A*>(p.logsumexp)[row] = l > A(0) ? m + log_acc(l) : neg_inf<A>();
+    if (lane == 0) static_cast<A*>(p.logsumexp)[row] = l == A(0) ? neg_inf<A>() : m + log_acc(l);
   } else {
     T* dq = static_cast<T*>(p.dq);
     for (int x = 0; x < kMaxPerLane; ++x) {
@@ -219,7 +228,7 @@ __global__ void __launch_bounds__(kWarps * 32) split_keys_kernel(Shape s, A scal
         score = dot * scale + bias;
       }
     }
-    const A m_new = max(m, warp_max(score));
+    const A m_new = nan_max(m, warp_max(score));  // NaN once a visible score is NaN
     if (m_new == neg_inf<A>()) continue;
     const A alpha = exp_acc(m - m_new);
     const A w = score == neg_inf<A>() ? A(0) : exp_acc(score - m_new);
@@ -246,18 +255,19 @@ __global__ void __launch_bounds__(kWarps * 32) split_keys_kernel(Shape s, A scal
   __syncthreads();
   if (warp != 0) return;
   A big = neg_inf<A>();
-  for (int w = 0; w < kWarps; ++w) big = max(big, ms[w]);
+  for (int w = 0; w < kWarps; ++w) big = nan_max(big, ms[w]);  // a warp's NaN makes every term NaN
   A total = A(0);
   for (int w = 0; w < kWarps; ++w)
     if (ms[w] != neg_inf<A>()) total += ls[w] * exp_acc(ms[w] - big);
-  const A inv = total > A(0) ? A(1) / total : A(0);  // a fully masked row gives 0
+  // A fully masked row (total exactly 0) gives 0 and logsumexp -inf; a NaN row gives NaN.
+  const A inv = total == A(0) ? A(0) : A(1) / total;
   for (std::int64_t c = lane; c < s.dv; c += 32) {
     A o = A(0);
     for (int w = 0; w < kWarps; ++w)
       if (ms[w] != neg_inf<A>()) o += part[w * s.dv + c] * exp_acc(ms[w] - big);
     store(static_cast<T*>(p.result), row * s.dv + c, o * inv);
   }
-  if (lane == 0) static_cast<A*>(p.logsumexp)[row] = total > A(0) ? big + log_acc(total) : neg_inf<A>();
+  if (lane == 0) static_cast<A*>(p.logsumexp)[row] = total == A(0) ? neg_inf<A>() : big + log_acc(total);
 }
 
 // delta_i = dO_i . O_i, one warp per row.

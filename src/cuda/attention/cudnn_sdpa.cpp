@@ -305,6 +305,9 @@ bool eligible(const AttentionDesc& d) {
   if (d.mask != AttentionMaskKind::None) return false;
   if (d.batch < 1 || d.heads_q < 1 || d.heads_kv < 1 || d.seq_q < 1 || d.seq_k < 1) return false;
   if (d.heads_q % d.heads_kv != 0) return false;
+  // Head dims of 0 pass the multiple-of-8 test; the own kernels take them (D = 0: every score
+  // is 0, out the mean of v; Dv = 0: out is empty).
+  if (d.head_dim < 1 || d.value_dim < 1) return false;
   if (d.head_dim % 8 != 0 || d.value_dim % 8 != 0 || d.head_dim > 256 || d.value_dim > 256) return false;
   // cuDNN's kernels index with 32-bit offsets in places: stay well inside them.
   constexpr std::int64_t kLimit = std::int64_t(1) << 31;
