@@ -39,7 +39,7 @@ void linalg_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                        [=] { (void)linalg::solve(*a, *b); }, true, flops(1, n, 2.0 / 3)});
       cases.push_back({"linalg_qr_" + tag, square_text(1, n), 0, [=] { (void)linalg::qr(*a); }, true, flops(1, n, 8.0 / 3)});
       cases.push_back({"linalg_eigh_" + tag, square_text(1, n), 0, [=] { (void)linalg::eigh(*sym); }, true, flops(1, n, 9)});
-      if (n <= 1024) cases.push_back({"linalg_svd_" + tag, square_text(1, n), 0, [=] { (void)linalg::svd(*a); }, true, flops(1, n, 22)});
+      cases.push_back({"linalg_svd_" + tag, square_text(1, n), 0, [=] { (void)linalg::svd(*a); }, true, flops(1, n, 22)});
       if (n <= 1024 && dtype == DType::F32)
         cases.push_back({"linalg_eig_" + tag, square_text(1, n), 0, [=] { (void)linalg::eig(*a); }, true, flops(1, n, 25)});
     }

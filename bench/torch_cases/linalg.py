@@ -51,8 +51,7 @@ def cases(quick):
                 Case(f"linalg_qr_{tag}", lambda a=a: torch.linalg.qr(a), 0.0, _flops(1, n, 8 / 3), True),
                 Case(f"linalg_eigh_{tag}", lambda sym=sym: torch.linalg.eigh(sym), 0.0, _flops(1, n, 9), True),
             ]
-            if n <= 1024:
-                out.append(Case(f"linalg_svd_{tag}", lambda a=a: torch.linalg.svd(a), 0.0, _flops(1, n, 22), True))
+            out.append(Case(f"linalg_svd_{tag}", lambda a=a: torch.linalg.svd(a), 0.0, _flops(1, n, 22), True))
             if n <= 1024 and dtype == torch.float32:
                 out.append(Case(f"linalg_eig_{tag}", lambda a=a: torch.linalg.eig(a), 0.0, _flops(1, n, 25), True))
     scale = 16 if quick else 1
