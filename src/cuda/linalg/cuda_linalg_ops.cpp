@@ -135,32 +135,33 @@ class CudaLinalgOps final : public LinalgOps {
     lk::nan_pivot_info(out.data(), d.dtype, d.batch, n, info.data_as<int>(), c.stream);
   }
 
+  // LU through cuSOLVER's 32-bit getrf/getrs (int pivots, the front end's dtype, as PyTorch's
+  // calls): the 64-bit Xgetrf wrote I64 pivots that two more kernels converted each way.
   void lu_factor(const LinalgDims& d, const Buffer& a, const Buffer& pivots, const Buffer& info) override {
     Call c(a);
-    const std::int64_t m = d.m, n = d.n, k = std::min(m, n);
-    const cudaDataType t = cuda_type(d.dtype);
-    std::size_t dev = 0, host = 0;
-    FERRITE_CUSOLVER_CHECK(cusolverDnXgetrf_bufferSize(c.h.handle, c.h.params, m, n, t, a.data(), m, t, &dev, &host));
-    Scratch ws(c.ctx, c.stream, dev);
-    Scratch piv64(c.ctx, c.stream, static_cast<std::size_t>(d.batch * k) * sizeof(std::int64_t));
-    std::vector<char> host_ws(host);
-    for (std::int64_t b = 0; b < d.batch; ++b)
-      FERRITE_CUSOLVER_CHECK(cusolverDnXgetrf(c.h.handle, c.h.params, m, n, t, at(a, b * m * n), m,
-                                              piv64.get<std::int64_t>() + b * k, t, ws.get(), dev, host_ws.data(), host,
-                                              info.data_as<int>() + b));
-    lk::pivots_to_i32(piv64.get<std::int64_t>(), pivots.data_as<std::int32_t>(), d.batch * k, c.stream);
+    const int m = as_int(d.m, "lu_factor"), n = as_int(d.n, "lu_factor"), k = std::min(m, n);
+    dispatch_typed(d.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      int lwork = 0;
+      FERRITE_CUSOLVER_CHECK(typed::getrf_buffer(c.h.handle, m, n, a.data_as<T>(), m, &lwork));
+      Scratch work(c.ctx, c.stream, static_cast<std::size_t>(std::max(lwork, 1)) * sizeof(T));
+      for (std::int64_t b = 0; b < d.batch; ++b)
+        FERRITE_CUSOLVER_CHECK(typed::getrf(c.h.handle, m, n, a.data_as<T>() + b * m * n, m, work.get<T>(),
+                                            pivots.data_as<int>() + b * k, info.data_as<int>() + b));
+    });
   }
 
   void lu_solve(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, const Buffer& rhs) override {
     Call c(lu);
-    const std::int64_t n = d.n, k = d.m;
-    const cudaDataType t = cuda_type(d.dtype);
-    Scratch piv64(c.ctx, c.stream, static_cast<std::size_t>(d.batch * n) * sizeof(std::int64_t));
+    const int n = as_int(d.n, "lu_solve"), k = as_int(d.m, "lu_solve");
     Scratch info(c.ctx, c.stream, sizeof(int));  // getrs only reports bad arguments
-    lk::pivots_to_i64(pivots.data_as<std::int32_t>(), piv64.get<std::int64_t>(), d.batch * n, c.stream);
-    for (std::int64_t b = 0; b < d.batch; ++b)
-      FERRITE_CUSOLVER_CHECK(cusolverDnXgetrs(c.h.handle, c.h.params, CUBLAS_OP_N, n, k, t, at(lu, b * n * n), n,
-                                              piv64.get<std::int64_t>() + b * n, t, at(rhs, b * n * k), n, info.get<int>()));
+    dispatch_typed(d.dtype, [&](auto tag) {
+      using T = decltype(tag);
+      for (std::int64_t b = 0; b < d.batch; ++b)
+        FERRITE_CUSOLVER_CHECK(typed::getrs(c.h.handle, n, k, lu.data_as<T>() + b * n * n, n,
+                                            pivots.data_as<int>() + b * n, rhs.data_as<T>() + b * n * k, n,
+                                            info.get<int>()));
+    });
   }
 
   void lu_unpack(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, const Buffer& p, const Buffer& l,
@@ -307,30 +308,30 @@ class CudaLinalgOps final : public LinalgOps {
       lk::merge_info(info.data_as<int>(), small_info.get<int>(), d.batch, c.stream);
       return;
     }
-    // Real input runs as complex: geev's real form packs conjugate pairs into real vector
-    // columns, which would need unpacking; the complex form returns what torch returns.
-    std::unique_ptr<Scratch> widened;
-    void* base = a.data();
-    if (ct != d.dtype) {
-      widened = std::make_unique<Scratch>(c.ctx, c.stream, static_cast<std::size_t>(d.batch * n * n) * dtype_size(ct));
-      lk::real_to_complex(a.data(), widened->get(), d.dtype, d.batch * n * n, c.stream);
-      base = widened->get();
-    }
-    const std::int64_t es = static_cast<std::int64_t>(dtype_size(ct));
+    // Real input runs geev in real arithmetic (as LAPACK's sgeev/dgeev, and PyTorch): the
+    // eigenvalues come out complex (cuSOLVER's complex W for a real A), the vectors in LAPACK's
+    // real packing of conjugate pairs, unpacked by one kernel. The complex form on a widened
+    // copy, which ran before, took 0.86x PyTorch's time at 1024 F32 (complex arithmetic).
+    const bool real = ct != d.dtype;
+    const cudaDataType ta = cuda_type(d.dtype);  // A, VR and the compute type
+    const std::int64_t as = static_cast<std::int64_t>(dtype_size(d.dtype)), ws = static_cast<std::int64_t>(dtype_size(ct));
+    Scratch vr(c.ctx, c.stream, real && vectors ? static_cast<std::size_t>(d.batch * n * n * as) : 0);
+    void* const vectors_out = !vectors ? nullptr : real ? vr.get() : v.data();
     const cusolverEigMode_t jobvr = vectors ? CUSOLVER_EIG_MODE_VECTOR : CUSOLVER_EIG_MODE_NOVECTOR;
     Scratch solver_info(c.ctx, c.stream, static_cast<std::size_t>(d.batch) * sizeof(int));
     std::size_t dev = 0, host = 0;
-    FERRITE_CUSOLVER_CHECK(cusolverDnXgeev_bufferSize(c.h.handle, c.h.params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, t, base,
-                                                      n, t, w.data(), t, nullptr, n, t, vectors ? v.data() : nullptr, n, t,
+    FERRITE_CUSOLVER_CHECK(cusolverDnXgeev_bufferSize(c.h.handle, c.h.params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, ta,
+                                                      a.data(), n, t, w.data(), ta, nullptr, n, ta, vectors_out, n, ta,
                                                       &dev, &host));
-    Scratch ws(c.ctx, c.stream, dev);
+    Scratch ws_dev(c.ctx, c.stream, dev);
     std::vector<char> host_ws(host);
     for (std::int64_t b = 0; b < d.batch; ++b)
       FERRITE_CUSOLVER_CHECK(cusolverDnXgeev(
-          c.h.handle, c.h.params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, t, static_cast<char*>(base) + b * n * n * es, n, t,
-          static_cast<char*>(w.data()) + b * n * es, t, nullptr, n, t,
-          vectors ? static_cast<char*>(v.data()) + b * n * n * es : nullptr, n, t, ws.get(), dev, host_ws.data(), host,
-          solver_info.get<int>() + b));
+          c.h.handle, c.h.params, CUSOLVER_EIG_MODE_NOVECTOR, jobvr, n, ta, static_cast<char*>(a.data()) + b * n * n * as,
+          n, t, static_cast<char*>(w.data()) + b * n * ws, ta, nullptr, n, ta,
+          vectors ? static_cast<char*>(vectors_out) + b * n * n * (real ? as : ws) : nullptr, n, ta, ws_dev.get(), dev,
+          host_ws.data(), host, solver_info.get<int>() + b));
+    if (real && vectors) lk::unpack_eigenvectors(vr.get(), w.data(), v.data(), d.dtype, d.batch, n, c.stream);
     lk::merge_info(info.data_as<int>(), solver_info.get<int>(), d.batch, c.stream);
   }
 

@@ -1,6 +1,6 @@
-// The typed (S/D/C/Z) cuSOLVER routines that have no 64-bit generic form: orgqr/ungqr,
-// gesvdj and gesvdjBatched, as overloads on the element type so the callers stay
-// dtype-generic.
+// The typed (S/D/C/Z) cuSOLVER routines: those that have no 64-bit generic form (orgqr/ungqr,
+// gesvdj and gesvdjBatched) and the 32-bit LU (getrf/getrs with int pivots, what PyTorch
+// calls), as overloads on the element type so the callers stay dtype-generic.
 #pragma once
 
 #include <cuComplex.h>
@@ -57,5 +57,24 @@ FERRITE_GESVDJ_ONE(double, double, Dgesvdj)
 FERRITE_GESVDJ_ONE(cuComplex, float, Cgesvdj)
 FERRITE_GESVDJ_ONE(cuDoubleComplex, double, Zgesvdj)
 #undef FERRITE_GESVDJ_ONE
+
+// LU with 32-bit pivots (the front end's pivot dtype): no 64-bit pivot arrays to convert.
+#define FERRITE_GETRF(T, S)                                                                                    \
+  inline cusolverStatus_t getrf_buffer(cusolverDnHandle_t h, int m, int n, T* a, int lda, int* lwork) {       \
+    return cusolverDn##S##getrf_bufferSize(h, m, n, a, lda, lwork);                                          \
+  }                                                                                                           \
+  inline cusolverStatus_t getrf(cusolverDnHandle_t h, int m, int n, T* a, int lda, T* work, int* pivots,        \
+                                int* info) {                                                                  \
+    return cusolverDn##S##getrf(h, m, n, a, lda, work, pivots, info);                                        \
+  }                                                                                                           \
+  inline cusolverStatus_t getrs(cusolverDnHandle_t h, int n, int nrhs, const T* lu, int lda, const int* pivots, \
+                                T* b, int ldb, int* info) {                                                   \
+    return cusolverDn##S##getrs(h, CUBLAS_OP_N, n, nrhs, lu, lda, pivots, b, ldb, info);                     \
+  }
+FERRITE_GETRF(float, S)
+FERRITE_GETRF(double, D)
+FERRITE_GETRF(cuComplex, C)
+FERRITE_GETRF(cuDoubleComplex, Z)
+#undef FERRITE_GETRF
 
 }  // namespace ferrite::cuda::typed

@@ -167,11 +167,6 @@ unsigned column_blocks(std::int64_t columns) {
   return static_cast<unsigned>(std::max<std::int64_t>(1, std::min<std::int64_t>((columns + kWarps - 1) / kWarps, 8192)));
 }
 
-template <class In, class Out>
-__global__ void convert_kernel(const In* in, Out* out, std::int64_t count) {
-  FERRITE_GRID_LOOP(i, count) out[i] = static_cast<Out>(in[i]);
-}
-
 __global__ void permutation_kernel(const std::int32_t* pivots, std::int64_t* perm, std::int64_t batch, std::int64_t m,
                                    std::int64_t k) {
   FERRITE_GRID_LOOP(b, batch) {
@@ -217,11 +212,30 @@ __global__ void merge_kernel(int* info, const int* solver, std::int64_t batch) {
   FERRITE_GRID_LOOP(b, batch) if (info[b] == 0) info[b] = solver[b];
 }
 
+// geev's real eigenvectors (LAPACK's packing) to complex ones: a real eigenvalue's vector is
+// its column; a conjugate pair (positive imaginary part first, consecutive columns j, j + 1)
+// shares the columns: v_j = vr_j + i vr_{j+1}, v_{j+1} = vr_j - i vr_{j+1}. An eigenvalue
+// that is neither (NaN: the front end throws for such input) takes its own column, so no
+// index leaves the matrix.
 template <class R, class C>
-__global__ void to_complex_kernel(const R* in, C* out, std::int64_t count) {
-  FERRITE_GRID_LOOP(i, count) {
-    out[i].x = in[i];
-    out[i].y = 0;
+__global__ void unpack_eigenvectors_kernel(const R* vr, const C* w, C* v, std::int64_t batch, std::int64_t n) {
+  const std::int64_t nn = n * n;
+  FERRITE_GRID_LOOP(i, batch * nn) {
+    const std::int64_t b = i / nn, j = (i % nn) / n, row = i % n;
+    const R* const m = vr + b * nn;
+    const R im = w[b * n + j].y;
+    C out;
+    if (im > 0 && j + 1 < n) {
+      out.x = m[j * n + row];
+      out.y = m[(j + 1) * n + row];
+    } else if (im < 0 && j > 0) {
+      out.x = m[(j - 1) * n + row];
+      out.y = -m[j * n + row];
+    } else {
+      out.x = m[j * n + row];
+      out.y = 0;
+    }
+    v[i] = out;
   }
 }
 
@@ -276,18 +290,6 @@ void nan_pivot_info(const void* a, DType dtype, std::int64_t batch, std::int64_t
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void pivots_to_i32(const std::int64_t* in, std::int32_t* out, std::int64_t count, cudaStream_t stream) {
-  if (count == 0) return;
-  convert_kernel<<<blocks_for(count), kThreads, 0, stream>>>(in, out, count);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
-void pivots_to_i64(const std::int32_t* in, std::int64_t* out, std::int64_t count, cudaStream_t stream) {
-  if (count == 0) return;
-  convert_kernel<<<blocks_for(count), kThreads, 0, stream>>>(in, out, count);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
 void lu_unpack(const void* lu, const std::int32_t* pivots, void* p, void* l, void* u, std::int64_t* perm, DType dtype,
                std::int64_t batch, std::int64_t m, std::int64_t n, cudaStream_t stream) {
   const std::int64_t k = std::min(m, n);
@@ -335,12 +337,16 @@ void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t s
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-void real_to_complex(const void* in, void* out, DType real, std::int64_t count, cudaStream_t stream) {
+void unpack_eigenvectors(const void* vr, const void* w, void* v, DType real, std::int64_t batch, std::int64_t n,
+                         cudaStream_t stream) {
+  const std::int64_t count = batch * n * n;
   if (count == 0) return;
   if (real == DType::F32)
-    to_complex_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const float*>(in), static_cast<float2*>(out), count);
+    unpack_eigenvectors_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const float*>(vr), static_cast<const float2*>(w), static_cast<float2*>(v), batch, n);
   else
-    to_complex_kernel<<<blocks_for(count), kThreads, 0, stream>>>(static_cast<const double*>(in), static_cast<double2*>(out), count);
+    unpack_eigenvectors_kernel<<<blocks_for(count), kThreads, 0, stream>>>(
+        static_cast<const double*>(vr), static_cast<const double2*>(w), static_cast<double2*>(v), batch, n);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 

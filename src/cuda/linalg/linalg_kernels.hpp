@@ -26,8 +26,6 @@ void zero_flagged(void* a, DType dtype, std::int64_t batch, std::int64_t rows, s
 /// A NaN at (k, k) of factor b: info[b] = min(info[b] if nonzero, k + 1), as LAPACK's potrf
 /// (and the CPU backend) stops at a NaN pivot. One launch, no scratch.
 void nan_pivot_info(const void* a, DType dtype, std::int64_t batch, std::int64_t n, int* info, cudaStream_t stream);
-void pivots_to_i32(const std::int64_t* in, std::int32_t* out, std::int64_t count, cudaStream_t stream);
-void pivots_to_i64(const std::int32_t* in, std::int64_t* out, std::int64_t count, cudaStream_t stream);
 /// P [m×m], L [m×k], U [k×n] from packed LU [m×n] and 1-based pivots [k]; perm is scratch
 /// of batch·m int64.
 void lu_unpack(const void* lu, const std::int32_t* pivots, void* p, void* l, void* u, std::int64_t* perm, DType dtype,
@@ -42,8 +40,10 @@ void nonfinite_info(void* a, DType dtype, std::int64_t batch, std::int64_t rows,
                     cudaStream_t stream);
 /// info[b] = info[b] != 0 ? info[b] : solver[b].
 void merge_info(int* info, const int* solver, std::int64_t batch, cudaStream_t stream);
-/// Complex copy (imaginary parts 0) of `count` real elements (F32 -> C64, F64 -> C128).
-void real_to_complex(const void* in, void* out, DType real, std::int64_t count, cudaStream_t stream);
+/// Complex eigenvectors v [batch] n×n (column-major, C64/C128) from geev's real ones vr
+/// (LAPACK's packing of conjugate pairs) and the eigenvalues w [batch, n] (complex).
+void unpack_eigenvectors(const void* vr, const void* w, void* v, DType real, std::int64_t batch, std::int64_t n,
+                         cudaStream_t stream);
 /// eig of a batch of n×n column-major matrices, 1 <= n <= small_eig::kLargest (32), one
 /// thread per matrix (small_eig.cu): w [batch, n] and, with vectors, v [batch] n×n
 /// column-major, complex (C64 for F32/C64 input, C128 for F64/C128); info[b] = 0 or the

@@ -411,7 +411,21 @@ __device__ __forceinline__ unsigned pack_word(const float (&pair)[2]) {
   return word;
 }
 
-template <class T, int G>
+// Row loads and dx stores of the two-byte kernel: plain, or with the streaming hint
+// (evict-first: each x, grad and dx word is touched once, the weight's words every row).
+// EXPERIMENT (session 9): kStream selected by FERRITE_NB_STREAM=1 for an A/B in one call.
+template <bool kStream>
+__device__ __forceinline__ uint4 load_row_word(const uint4* p) {
+  if constexpr (kStream) return __ldcs(p);
+  else return *p;
+}
+template <bool kStream>
+__device__ __forceinline__ void store_row_word(uint4* p, uint4 v) {
+  if constexpr (kStream) __stcs(p, v);
+  else *p = v;
+}
+
+template <class T, int G, bool kStream>
 __global__ void __launch_bounds__(kRowThreads, 4)
     norm_backward_two_byte_kernel(NormBackwardArgs<T> a, int iterations) {
   using A = acc_t<T>;
@@ -462,14 +476,14 @@ __global__ void __launch_bounds__(kRowThreads, 4)
         if (active && full) {
 #pragma unroll
           for (int q = 0; q < kVectors; ++q) {
-            xp[q] = xs[q * G];
-            gp[q] = gs[q * G];
+            xp[q] = load_row_word<kStream>(xs + q * G);
+            gp[q] = load_row_word<kStream>(gs + q * G);
           }
         } else {
 #pragma unroll
           for (int q = 0; q < kVectors; ++q) {
-            xp[q] = active && inside[q] ? xs[q * G] : uint4{0, 0, 0, 0};
-            gp[q] = active && inside[q] ? gs[q * G] : uint4{0, 0, 0, 0};
+            xp[q] = active && inside[q] ? load_row_word<kStream>(xs + q * G) : uint4{0, 0, 0, 0};
+            gp[q] = active && inside[q] ? load_row_word<kStream>(gs + q * G) : uint4{0, 0, 0, 0};
           }
         }
       }
@@ -527,7 +541,7 @@ __global__ void __launch_bounds__(kRowThreads, 4)
           sums[q * 2 + 1][threadIdx.x] = dw[1];
           sums[(kVectors + q) * 2][threadIdx.x] = db[0];
           sums[(kVectors + q) * 2 + 1][threadIdx.x] = db[1];
-          dx[q * G] = uint4{out[0], out[1], out[2], out[3]};
+          store_row_word<kStream>(dx + q * G, uint4{out[0], out[1], out[2], out[3]});
         });
       }
     }
@@ -652,6 +666,24 @@ __global__ void __launch_bounds__(kRowThreads)
 // FERRITE_NORM_BACKWARD_STAGED=1 (read once): the same-dtype two-byte rows take the staged
 // kernel as before norm_backward_two_byte_kernel, for an A/B measurement in one call. A
 // temporary switch: remove it, and the staged kernel, once the new kernel is measured faster.
+// EXPERIMENT (session 9): FERRITE_NB_PARTS=n sets the two-byte kernel's block (partial row)
+// count cap (default kMaxTwoBytePartials); FERRITE_NB_STREAM=1 the streaming load/store hints.
+std::int64_t two_byte_partials_cap() {
+  static const std::int64_t cap = [] {
+    const char* v = std::getenv("FERRITE_NB_PARTS");
+    const long long n = v ? std::atoll(v) : 0;
+    return n > 0 && n <= 4096 ? static_cast<std::int64_t>(n) : kMaxTwoBytePartials;
+  }();
+  return cap;
+}
+bool two_byte_stream_requested() {
+  static const bool requested = [] {
+    const char* v = std::getenv("FERRITE_NB_STREAM");
+    return v != nullptr && *v != '\0' && *v != '0';
+  }();
+  return requested;
+}
+
 bool staged_backward_requested() {
   static const bool requested = [] {
     const char* v = std::getenv("FERRITE_NORM_BACKWARD_STAGED");
@@ -692,7 +724,7 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
   if (two_byte) {
     with_two_byte_backward_shape(cols, [&](auto shape) {
       constexpr int G = decltype(shape)::kGroup;
-      parts = std::min<std::int64_t>(kMaxTwoBytePartials, (rows + kRowThreads / G - 1) / (kRowThreads / G));
+      parts = std::min<std::int64_t>(two_byte_partials_cap(), (rows + kRowThreads / G - 1) / (kRowThreads / G));
     });
   } else {
     fits = with_row_shape(cols, 4096, [&](auto shape) {
@@ -712,7 +744,10 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
         constexpr int G = decltype(shape)::kGroup;
         const std::int64_t rows_per_pass = parts * (kRowThreads / G);
         const int iterations = static_cast<int>((rows + rows_per_pass - 1) / rows_per_pass);
-        norm_backward_two_byte_kernel<T, G><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations);
+        if (two_byte_stream_requested())
+          norm_backward_two_byte_kernel<T, G, true><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations);
+        else
+          norm_backward_two_byte_kernel<T, G, false><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations);
       });
       FERRITE_CUDA_CHECK_LAUNCH();
     }
