@@ -22,7 +22,7 @@
 // Why a block per row: the accumulator takes n x sizeof(value) bytes (32 KB at n = 8192 F32),
 // so few rows fit an SM at once; a block of 256 threads per row keeps 6 such rows x 8 warps
 // busy per SM and covers a B row of up to 256 entries in one step (longer rows loop). Load
-// latency, not arithmetic, bounds the fill: A's entries are staged 256 at a time in shared
+// latency, not arithmetic, bounds the fill: A's entries are staged 192 at a time in shared
 // memory (B's row start, length and A's value), and the first B element of kPrefetch
 // successive p is loaded before any of them is added, so those loads are in flight together.
 #include "cuda/sparse/sparse_dispatch.cuh"
@@ -39,6 +39,10 @@ namespace {
 constexpr int kBlock = 256;
 constexpr int kWarps = kBlock / 32;
 constexpr int kPrefetch = 8;                                   // p whose first B element loads together
+// A's entries staged per step: 192 covers issue 15's rows (~164 entries) in one step and keeps
+// a block of F32 values at n = 8192 within a sixth of the SM's 228 KB of shared memory with
+// either index width (256 would not with I64: 5 rows per SM).
+constexpr int kStage = 192;
 constexpr std::int64_t kMaxAccBytes = 64 * 1024;               // n x sizeof(value) at most (16384 F32, 8192 F64)
 constexpr std::int64_t kMaxRowBlocks = std::int64_t(1) << 20;  // rows grid-stride past this many blocks
 constexpr unsigned kFull = 0xffffffffu;
@@ -53,7 +57,7 @@ struct FillLayout {
   __host__ __device__ constexpr FillLayout(std::int64_t n, std::int64_t value_bytes, std::int64_t index_bytes)
       : mask_at(align16(n * value_bytes)),
         scratch_at(align16(mask_at + mask_words(n) * 4)),
-        bytes(scratch_at + std::max<std::int64_t>(kBlock * (value_bytes + index_bytes + 4), mask_words(n) * 4)) {}
+        bytes(scratch_at + std::max<std::int64_t>(kStage * (value_bytes + index_bytes + 4), mask_words(n) * 4)) {}
 };
 
 // The exclusive prefix of v over the block in thread order; `total` gets the block's sum.
@@ -90,7 +94,9 @@ __device__ __forceinline__ double add_product(double acc, double a, double b) {
 __device__ __forceinline__ void set_bit(unsigned* mask, int j) { atomicOr(mask + (j >> 5), 1u << (j & 31)); }
 
 // Each warp takes A's entries p = pa + warp, pa + warp + kWarps, ...: the bitmask is an OR, so
-// the order does not matter and no synchronisation is needed between p.
+// the order does not matter and no synchronisation is needed between p. Lane l first loads the
+// B row range of the warp's l-th entry (32 such chains in flight instead of one), then the warp
+// walks those rows, taking each range from its lane by a shuffle.
 template <class I>
 __global__ __launch_bounds__(kBlock) void spgemm_count_kernel(const I* __restrict__ a_ptr, const I* __restrict__ a_idx,
                                                               const I* __restrict__ b_ptr, const I* __restrict__ b_idx,
@@ -104,11 +110,20 @@ __global__ __launch_bounds__(kBlock) void spgemm_count_kernel(const I* __restric
     for (int w = static_cast<int>(threadIdx.x); w < words; w += kBlock) count_mask[w] = 0;
     __syncthreads();
     const std::int64_t pa = __ldg(a_ptr + row), pe = __ldg(a_ptr + row + 1);
-    for (std::int64_t p = pa + warp; p < pe; p += kWarps) {
-      const std::int64_t k = __ldg(a_idx + p);
-      const std::int64_t rb = __ldg(b_ptr + k), re = __ldg(b_ptr + k + 1);
+    constexpr std::int64_t kStride = std::int64_t(kWarps) * 32;  // A entries per round of the block
+    for (std::int64_t base = pa + warp; base < pe; base += kStride) {  // warp-uniform
+      const std::int64_t own_p = base + std::int64_t(kWarps) * lane;
+      std::int64_t own_rb = 0, own_re = 0;
+      if (own_p < pe) {
+        const std::int64_t k = __ldg(a_idx + own_p);
+        own_rb = __ldg(b_ptr + k);
+        own_re = __ldg(b_ptr + k + 1);
+      }
+      for (int q = 0; q < 32 && base + std::int64_t(kWarps) * q < pe; ++q) {  // warp-uniform
+        const std::int64_t rb = __shfl_sync(kFull, own_rb, q), re = __shfl_sync(kFull, own_re, q);
 #pragma unroll 4
-      for (std::int64_t r = rb + lane; r < re; r += 32) set_bit(count_mask, static_cast<int>(__ldg(b_idx + r)));
+        for (std::int64_t r = rb + lane; r < re; r += 32) set_bit(count_mask, static_cast<int>(__ldg(b_idx + r)));
+      }
     }
     __syncthreads();
     int own = 0;
@@ -137,8 +152,8 @@ __global__ __launch_bounds__(kBlock, kFillMinBlocks<T>) void spgemm_fill_kernel(
   unsigned* mask = reinterpret_cast<unsigned*>(fill_shared + layout.mask_at);
   // Staged A entries (values first: the widest type, 8-byte aligned).
   T* stage_value = reinterpret_cast<T*>(fill_shared + layout.scratch_at);
-  I* stage_start = reinterpret_cast<I*>(stage_value + kBlock);
-  int* stage_length = reinterpret_cast<int*>(stage_start + kBlock);
+  I* stage_start = reinterpret_cast<I*>(stage_value + kStage);
+  int* stage_length = reinterpret_cast<int*>(stage_start + kStage);
   int* word_offset = reinterpret_cast<int*>(fill_shared + layout.scratch_at);  // compaction only
   const int words = static_cast<int>(mask_words(n));
   const int tid = static_cast<int>(threadIdx.x);
@@ -149,8 +164,8 @@ __global__ __launch_bounds__(kBlock, kFillMinBlocks<T>) void spgemm_fill_kernel(
     for (int w = tid; w < words; w += kBlock) mask[w] = 0;
     const std::int64_t pa = __ldg(a_ptr + row), pe = __ldg(a_ptr + row + 1);
     __syncthreads();  // zeroed; the scratch's word offsets of the previous row are read
-    for (std::int64_t chunk = pa; chunk < pe; chunk += kBlock) {
-      const int count = static_cast<int>(std::min<std::int64_t>(kBlock, pe - chunk));
+    for (std::int64_t chunk = pa; chunk < pe; chunk += kStage) {
+      const int count = static_cast<int>(std::min<std::int64_t>(kStage, pe - chunk));
       if (tid < count) {
         const std::int64_t k = __ldg(a_idx + chunk + tid);
         const I rb = __ldg(b_ptr + k);
@@ -271,9 +286,13 @@ void spgemm_fill(DType values_dtype, DType index, const void* a_ptr, const void*
     using I = decltype(i);
     with_real(values_dtype, [&](auto v) {
       using T = decltype(v);
-      // Above 48 KB of dynamic shared memory a kernel must opt in (per device; cheap to repeat).
+      // Above 48 KB of dynamic shared memory a kernel must opt in (per device; cheap to repeat);
+      // and the whole carveout as shared memory, so that kFillMinBlocks rows fit an SM.
       FERRITE_CUDA_CHECK(cudaFuncSetAttribute(spgemm_fill_kernel<T, I>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                               static_cast<int>(bytes)));
+      FERRITE_CUDA_CHECK(cudaFuncSetAttribute(spgemm_fill_kernel<T, I>,
+                                              cudaFuncAttributePreferredSharedMemoryCarveout,
+                                              cudaSharedmemCarveoutMaxShared));
       spgemm_fill_kernel<T, I><<<row_blocks(m), kBlock, bytes, stream>>>(
           static_cast<const I*>(a_ptr), static_cast<const I*>(a_idx), static_cast<const T*>(a_values),
           static_cast<const I*>(b_ptr), static_cast<const I*>(b_idx), static_cast<const T*>(b_values),
