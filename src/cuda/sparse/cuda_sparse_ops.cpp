@@ -314,7 +314,7 @@ class CudaSparseOps final : public SparseOps {
                                         CUSPARSE_SPMM_ALG_DEFAULT, work.as<void>()));
   }
 
-  // Other products: cuSPARSE's SpGEMM protocol: work estimation (asked for its buffer size, then run), compute
+  // Other SpGEMMs, cuSPARSE's protocol: work estimation (asked for its buffer size, then run), compute
   // (the same twice), then C's size is known (cuSPARSE has synchronised to report it); C's
   // columns and values are allocated and `copy` fills C. The default algorithm (ALG1) is
   // documented deterministic. Both buffers stay alive until the copy, which reads them.

@@ -12,8 +12,8 @@
 //   column once, so no two threads touch one column within a p) and add a_val[p] * b_val[r] to
 //   acc[b_idx[r]], setting the column's bit; a __syncthreads() separates successive p. So each
 //   C(i, j) is the sum of its products in A's storage order starting from 0, each product
-//   rounded, then added (no fused multiply-add): the CPU backend's Gustavson loop, bit for bit,
-//   whatever the launch. The bitmask, not acc != 0, decides what is stored: a sum that cancels
+//   rounded, then added (no fused multiply-add), whatever the launch: the CPU backend's
+//   Gustavson loop, bit for bit where the CPU build does not fuse either (x86-64 without FMA). The bitmask, not acc != 0, decides what is stored: a sum that cancels
 //   to 0 stays a stored element (the symbolic product, as cuSPARSE and the CPU).
 //   Compaction walks the bitmask in column order: each word's offset in the row is an
 //   exclusive prefix of popcounts; warp w writes word w's set columns (lane = bit, so
