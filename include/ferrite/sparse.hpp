@@ -93,8 +93,8 @@ Tensor spmm(const Tensor& a, const SparseMatrix& b);
 /// C = A B for sparse A [m, k] and B [k, n] of one values dtype and one index dtype, as
 /// torch.sparse.mm of two sparse matrices: a CSR result (any input layout) whose structure is
 /// the symbolic product (every (i, j) with some stored A[i, q] and B[q, j]; a sum that cancels
-/// to 0 stays stored), columns sorted. cuSPARSE SpGEMM on the GPU (deterministic algorithm);
-/// F16/BF16 are computed in F32 and rounded once. nnz of C is read back once.
+/// to 0 stays stored), columns sorted. GPU: own kernel (A's storage order, as the CPU) when C's row fits shared
+/// memory, else cuSPARSE SpGEMM (deterministic); F16/BF16 computed in F32, rounded once. nnz read back once.
 SparseMatrix spgemm(const SparseMatrix& a, const SparseMatrix& b);
 /// beta * input + alpha * (mat1 @ mat2) sampled at input's stored positions, as
 /// torch.sparse.sampled_addmm: input sparse [m, n] (any layout; the result is CSR with

@@ -80,6 +80,25 @@ std::vector<Case> spgemm_cases(DType dtype, Rng& rng) {
   };
   cases.push_back({"cancelling [1, 2] x [2, 1]", {small({1, 1}, {1, 2}), small({1, -1}, {2, 1})}, {0, 0, 1}});
   cases.push_back({"empty product [2, 2] x [2, 2]", {small({1, 0, 1, 0}, {2, 2}), small({0, 0, 3, 4}, {2, 2})}, {0, 0, 0}});
+  // Empty rows of A, an empty row of B (A's row 3 meets only it: an empty row of C) and two
+  // columns of C's row 0 that cancel to 0 among others that do not, at both index widths.
+  const Tensor rows_a = small({1, 1, 0, 0, 0, 0, 2, 0, 1, 0, 0, 5, 0, 0, 0}, {5, 3});
+  const Tensor rows_b = small({1, 2, 0, 3, -1, 0, 0, -3, 0, 0, 0, 0}, {3, 4});
+  cases.push_back({"empty rows, cancelling [5, 3] x [3, 4] I32", {rows_a, rows_b}, {0, 0, 0}});
+  cases.push_back({"empty rows, cancelling [5, 3] x [3, 4] I64", {rows_a, rows_b}, {0, 0, 1}});
+  // Rows of A longer than 256 entries and rows of B longer than 256 (the CUDA kernel stages A's
+  // row 256 entries at a time and covers a B row with 256 threads per step).
+  cases.push_back({"long rows CSR [3, 600] x CSR [600, 700] I32",
+                   {sparse_dense(3, 600, 0.6, dtype, rng), sparse_dense(600, 700, 0.45, dtype, rng)}, {0, 0, 0}});
+  cases.push_back({"long rows CSR [3, 600] x CSR [600, 700] I64",
+                   {sparse_dense(3, 600, 0.6, dtype, rng), sparse_dense(600, 700, 0.45, dtype, rng)}, {0, 0, 1}});
+  // The CUDA backend's own kernel holds a row of C in shared memory up to n = 16384 columns for
+  // F32 (F16/BF16 are computed in F32) and 8192 for F64; wider products and complex values run
+  // cuSPARSE. Both sides of each limit, so both routes run on CUDA.
+  const std::pair<std::int64_t, std::int64_t> limits[] = {{8192, 0}, {8193, 1}, {16384, 1}, {16385, 0}};
+  for (const auto& [n, wide] : limits)
+    cases.push_back({"shared-memory limit CSR [3, 4] x CSR [4, " + std::to_string(n) + "]" + (wide ? " I64" : " I32"),
+                     {sparse_dense(3, 4, 0.7, dtype, rng), sparse_dense(4, n, 0.05, dtype, rng)}, {0, 0, wide}});
   return cases;
 }
 

@@ -1,9 +1,11 @@
 // The CUDA backend's sparse matrices: own kernels for validation, conversions and coalescing
 // (sparse_kernels.cu, around CUB's radix sort and scan) and for real-valued SpMV
-// (sparse_spmv_kernels.cu, a fixed summation order), cuSPARSE's generic API for the other
-// products (complex SpMV with its deterministic CSR algorithm, SpMM with a non-transposed
-// sparse operand, which cuSPARSE documents as deterministic, SpGEMM, SDDMM). Work runs on the device's current
-// stream; scratch comes from the device pool; counts are read back through pinned memory.
+// (sparse_spmv_kernels.cu, a fixed summation order) and SpGEMM of real values with up to 64 KB
+// of C's row in shared memory (sparse_spgemm_kernels.cu, A's storage order), cuSPARSE's generic
+// API for the other products (complex SpMV with its deterministic CSR algorithm, SpMM with a
+// non-transposed sparse operand, which cuSPARSE documents as deterministic, the other SpGEMMs,
+// SDDMM). Work runs on the device's current stream; scratch comes from the device pool; counts
+// are read back through pinned memory.
 #include <cusparse.h>
 
 #include <array>
@@ -312,7 +314,7 @@ class CudaSparseOps final : public SparseOps {
                                         CUSPARSE_SPMM_ALG_DEFAULT, work.as<void>()));
   }
 
-  // cuSPARSE's SpGEMM protocol: work estimation (asked for its buffer size, then run), compute
+  // Other SpGEMMs, cuSPARSE's protocol: work estimation (asked for its buffer size, then run), compute
   // (the same twice), then C's size is known (cuSPARSE has synchronised to report it); C's
   // columns and values are allocated and `copy` fills C. The default algorithm (ALG1) is
   // documented deterministic. Both buffers stay alive until the copy, which reads them.
@@ -331,6 +333,11 @@ class CudaSparseOps final : public SparseOps {
     StreamContext s(c_ptr);
     constexpr std::int64_t kMax32 = std::numeric_limits<std::int32_t>::max();
     const DType index = a_ptr.dtype();
+    // Real values with C's rows fitting a shared-memory accumulator run the own kernels: cuSPARSE's
+    // SpGEMM took ~10 ms for issue 15's [8192, 8192] case (0.99x PyTorch). The choice depends
+    // on the dtypes and n only.
+    if (sparse::spgemm_supported(a_values.dtype(), index, n, s.device))
+      return spgemm_own(s, a_ptr, a_idx, a_values, b_ptr, b_idx, b_values, c_ptr, m, n, allocate);
     const bool narrowed = index == DType::I64 && m < kMax32 && k < kMax32 && n < kMax32 && a_nnz <= kMax32 &&
                           b_nnz <= kMax32 && (n == 0 || m <= kMax32 / n);
     if (!narrowed)
@@ -429,6 +436,36 @@ class CudaSparseOps final : public SparseOps {
   }
 
  private:
+  // The own SpGEMM (sparse_spgemm_kernels.cu), shaped like add: count each row of C, scan into
+  // C's pointers, read nnz back once, fill. Works at either index width (no narrowing).
+  CompressedResult spgemm_own(const StreamContext& s, const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values,
+                              const Buffer& b_ptr, const Buffer& b_idx, const Buffer& b_values, const Buffer& c_ptr,
+                              std::int64_t m, std::int64_t n, const SparseAllocate& allocate) {
+    const DType index = a_ptr.dtype();
+    CompressedResult r;
+    if (m == 0) {
+      FERRITE_CUDA_CHECK(cudaMemsetAsync(c_ptr.data(), 0, c_ptr.nbytes(), s.stream));
+      r.idx = allocate(0, true);
+      r.values = allocate(0, false);
+      return r;
+    }
+    const auto rows = static_cast<std::size_t>(m);
+    Scratch counts(s.device, rows * sizeof(std::int64_t), s.stream), sums(s.device, rows * sizeof(std::int64_t), s.stream);
+    sparse::spgemm_count(index, a_ptr.data(), a_idx.data(), b_ptr.data(), b_idx.data(), m, n,
+                         counts.as<std::int64_t>(), s.stream);
+    inclusive_sum(counts.as<std::int64_t>(), sums.as<std::int64_t>(), m, s.device, s.stream);
+    sparse::write_pointers(index, sums.as<std::int64_t>(), c_ptr.data(), m, s.stream);
+    r.nnz = read_one(sums.as<std::int64_t>() + (m - 1), s.device, s.stream);
+    FERRITE_CHECK(index == DType::I64 || r.nnz <= std::numeric_limits<std::int32_t>::max(), InvalidArgument,
+                  "sparse::spgemm: the product has ", r.nnz, " stored elements, more than I32 indices hold; use I64");
+    r.idx = allocate(r.nnz, true);
+    r.values = allocate(r.nnz, false);
+    if (r.nnz > 0)
+      sparse::spgemm_fill(a_values.dtype(), index, a_ptr.data(), a_idx.data(), a_values.data(), b_ptr.data(),
+                          b_idx.data(), b_values.data(), c_ptr.data(), m, n, r.idx.data(), r.values.data(), s.stream);
+    return r;
+  }
+
   // The SpGEMM protocol on raw arrays of `index` width. C's pointers go to `c_ptr`; C's
   // columns go to the result's own array, or, when `c_idx_scratch` is given (the narrowed
   // path), to a scratch array of `index` width made here and handed back.

@@ -1,5 +1,6 @@
 // Launch geometry and dtype dispatch shared by the CUDA sparse kernel files
-// (sparse_kernels.cu, sparse_add_kernels.cu). Included by .cu files only.
+// (sparse_kernels.cu, sparse_add_kernels.cu, sparse_spgemm_kernels.cu, ...). Included by .cu
+// files only.
 #pragma once
 
 #include <cstdint>

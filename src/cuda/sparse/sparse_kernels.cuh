@@ -63,6 +63,20 @@ int spmv_lanes(std::int64_t rows, std::int64_t nnz);
 void spmv_csr(DType values_dtype, DType index, const void* ptr, const void* idx, const void* values, const void* x,
               void* y, std::int64_t rows, std::int64_t nnz, cudaStream_t stream);
 
+/// C = A B of CSR A [m, k] and B [k, n] with the own deterministic kernels
+/// (sparse_spgemm_kernels.cu), one block per row of C with a dense accumulator of n values in
+/// shared memory: `spgemm_supported` says whether they apply (F32 or F64 values, n x the value
+/// size at most 64 KB, and the shared memory fitting `device`). First counts[i] = row i's
+/// length (the union of B's columns reached from row i of A), then (with C's pointers
+/// written) the columns in ascending order and the values, each C(i, j) summed over A's row in
+/// storage order from 0, product rounded then added (the CPU backend's order).
+bool spgemm_supported(DType values, DType index, std::int64_t n, int device);
+void spgemm_count(DType index, const void* a_ptr, const void* a_idx, const void* b_ptr, const void* b_idx,
+                  std::int64_t m, std::int64_t n, std::int64_t* counts, cudaStream_t stream);
+void spgemm_fill(DType values_dtype, DType index, const void* a_ptr, const void* a_idx, const void* a_values,
+                 const void* b_ptr, const void* b_idx, const void* b_values, const void* c_ptr, std::int64_t m,
+                 std::int64_t n, void* c_idx, void* c_values, cudaStream_t stream);
+
 /// out[i] = in[i] converted between I32 and I64 index arrays (sparse_index_cast.cu); the
 /// caller guarantees that narrowed values fit.
 void cast_indices(DType from, const void* in, DType to, void* out, std::int64_t n, cudaStream_t stream);
