@@ -365,7 +365,7 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 // sums; mul, sub, mul, sub, mul for dx), so dx is expected bit-identical (unless ptxas fuses
 // a mul and an add differently in the two) for 129-512 and 2049-4096 columns, where the old
 // kernel's shapes (G = 32 / 256, N = 16, staged) are this kernel's. Differences: (1) the
-// partial count is kMaxTwoBytePartials (512) where the old kernel had 256 (staged shapes) or
+// partial count is kMaxTwoBytePartials (528) where the old kernel had 256 (staged shapes) or
 // 1024, so dweight/dbias are summed in another grouping (float rounding of the column sums;
 // deterministic, fixed by the extents); (2) rows of up to 128 or of 513-2048 columns use other
 // shapes than before, so their per-thread sum order differs (float rounding of the row sums,
@@ -380,7 +380,12 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 // once this kernel is measured faster. Levers not tried: the loads of x and grad with an
 // evict-first / no-L1-allocate hint (keeping L1 for weight), and a next-row prefetch in
 // registers (16 more: would need the cap raised to 80, three blocks a multiprocessor).
-constexpr std::int64_t kMaxTwoBytePartials = 512;  // <= 4 blocks x 132 multiprocessors: one wave on an H200
+// 528 = 4 blocks x 132 multiprocessors: one full wave on an H100/H200 SXM. Measured on the
+// H200 (session 9, BF16 [65536, 4096]): 512 blocks (4 multiprocessors idle) 89%, 528 90%,
+// 1056 (two waves) 86% of 4.3 TB/s; evict-first hints on the row loads and dx stores cost 10
+// points (79-80%). A constant, not the device's count: the partial grouping (and so the
+// dweight/dbias rounding) depends on the extents only.
+constexpr std::int64_t kMaxTwoBytePartials = 528;
 inline constexpr int kTwoByteItems = 16;           // two 16-byte vectors a thread
 
 // Group size of the two-byte kernel: the smallest of 32 .. 256 threads that holds the row in
@@ -411,21 +416,7 @@ __device__ __forceinline__ unsigned pack_word(const float (&pair)[2]) {
   return word;
 }
 
-// Row loads and dx stores of the two-byte kernel: plain, or with the streaming hint
-// (evict-first: each x, grad and dx word is touched once, the weight's words every row).
-// EXPERIMENT (session 9): kStream selected by FERRITE_NB_STREAM=1 for an A/B in one call.
-template <bool kStream>
-__device__ __forceinline__ uint4 load_row_word(const uint4* p) {
-  if constexpr (kStream) return __ldcs(p);
-  else return *p;
-}
-template <bool kStream>
-__device__ __forceinline__ void store_row_word(uint4* p, uint4 v) {
-  if constexpr (kStream) __stcs(p, v);
-  else *p = v;
-}
-
-template <class T, int G, bool kStream>
+template <class T, int G>
 __global__ void __launch_bounds__(kRowThreads, 4)
     norm_backward_two_byte_kernel(NormBackwardArgs<T> a, int iterations) {
   using A = acc_t<T>;
@@ -476,14 +467,14 @@ __global__ void __launch_bounds__(kRowThreads, 4)
         if (active && full) {
 #pragma unroll
           for (int q = 0; q < kVectors; ++q) {
-            xp[q] = load_row_word<kStream>(xs + q * G);
-            gp[q] = load_row_word<kStream>(gs + q * G);
+            xp[q] = xs[q * G];
+            gp[q] = gs[q * G];
           }
         } else {
 #pragma unroll
           for (int q = 0; q < kVectors; ++q) {
-            xp[q] = active && inside[q] ? load_row_word<kStream>(xs + q * G) : uint4{0, 0, 0, 0};
-            gp[q] = active && inside[q] ? load_row_word<kStream>(gs + q * G) : uint4{0, 0, 0, 0};
+            xp[q] = active && inside[q] ? xs[q * G] : uint4{0, 0, 0, 0};
+            gp[q] = active && inside[q] ? gs[q * G] : uint4{0, 0, 0, 0};
           }
         }
       }
@@ -541,7 +532,7 @@ __global__ void __launch_bounds__(kRowThreads, 4)
           sums[q * 2 + 1][threadIdx.x] = dw[1];
           sums[(kVectors + q) * 2][threadIdx.x] = db[0];
           sums[(kVectors + q) * 2 + 1][threadIdx.x] = db[1];
-          store_row_word<kStream>(dx + q * G, uint4{out[0], out[1], out[2], out[3]});
+          dx[q * G] = uint4{out[0], out[1], out[2], out[3]};
         });
       }
     }
@@ -632,9 +623,10 @@ __global__ void __launch_bounds__(kRowThreads) norm_backward_column_partials_ker
 // dweight[c] / dbias[c] = the partials of column c added in a fixed order: 32 columns per
 // block, 8 lanes over the partials (lane l adds partials l, l + 8, ...), the lanes combined in
 // lane order. blockIdx.y picks the output (dweight and dbias in one launch). The loads of a
-// lane are unrolled by 8 (independent loads in flight; the additions stay in partial order):
+// lane are unrolled by 32 (independent loads in flight; the additions stay in partial order):
 // one block per 32 columns, one to a multiprocessor, and a load at a time left this kernel
-// bound by latency.
+// bound by latency; unrolled by 8 it took 7.7 us for BF16 [65536, 4096]'s 512 x 4096 x 2
+// partials (ncu, session 9: 2.2 TB/s, 1.9% of the backward's time).
 template <class T>
 struct PartialSums {
   const acc_t<T>* partial[2];
@@ -652,7 +644,7 @@ __global__ void __launch_bounds__(kRowThreads)
   const std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * kColumnsPerBlock + col_in_block;
   A s = 0;
   if (c < cols) {
-#pragma unroll 8
+#pragma unroll 32
     for (std::int64_t p = lane; p < parts; p += kLanes) s += partial[p * cols + c];
   }
   lanes[lane][col_in_block] = s;
@@ -666,24 +658,6 @@ __global__ void __launch_bounds__(kRowThreads)
 // FERRITE_NORM_BACKWARD_STAGED=1 (read once): the same-dtype two-byte rows take the staged
 // kernel as before norm_backward_two_byte_kernel, for an A/B measurement in one call. A
 // temporary switch: remove it, and the staged kernel, once the new kernel is measured faster.
-// EXPERIMENT (session 9): FERRITE_NB_PARTS=n sets the two-byte kernel's block (partial row)
-// count cap (default kMaxTwoBytePartials); FERRITE_NB_STREAM=1 the streaming load/store hints.
-std::int64_t two_byte_partials_cap() {
-  static const std::int64_t cap = [] {
-    const char* v = std::getenv("FERRITE_NB_PARTS");
-    const long long n = v ? std::atoll(v) : 0;
-    return n > 0 && n <= 4096 ? static_cast<std::int64_t>(n) : kMaxTwoBytePartials;
-  }();
-  return cap;
-}
-bool two_byte_stream_requested() {
-  static const bool requested = [] {
-    const char* v = std::getenv("FERRITE_NB_STREAM");
-    return v != nullptr && *v != '\0' && *v != '0';
-  }();
-  return requested;
-}
-
 bool staged_backward_requested() {
   static const bool requested = [] {
     const char* v = std::getenv("FERRITE_NORM_BACKWARD_STAGED");
@@ -724,7 +698,7 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
   if (two_byte) {
     with_two_byte_backward_shape(cols, [&](auto shape) {
       constexpr int G = decltype(shape)::kGroup;
-      parts = std::min<std::int64_t>(two_byte_partials_cap(), (rows + kRowThreads / G - 1) / (kRowThreads / G));
+      parts = std::min<std::int64_t>(kMaxTwoBytePartials, (rows + kRowThreads / G - 1) / (kRowThreads / G));
     });
   } else {
     fits = with_row_shape(cols, 4096, [&](auto shape) {
@@ -744,10 +718,7 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
         constexpr int G = decltype(shape)::kGroup;
         const std::int64_t rows_per_pass = parts * (kRowThreads / G);
         const int iterations = static_cast<int>((rows + rows_per_pass - 1) / rows_per_pass);
-        if (two_byte_stream_requested())
-          norm_backward_two_byte_kernel<T, G, true><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations);
-        else
-          norm_backward_two_byte_kernel<T, G, false><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations);
+        norm_backward_two_byte_kernel<T, G><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(a, iterations);
       });
       FERRITE_CUDA_CHECK_LAUNCH();
     }
