@@ -32,7 +32,10 @@ echo "build: $(($(date +%s) - start)) s"
 # The GPT parity runs are small next to the test programs; they share the GPU with them.
 (THROUGHPUT=0 BUILD_DIR="$BUILD" OUT="$OUT/gpt" bash examples/gpt/gpu_check.sh >"$OUT/gpt-parity.txt" 2>&1) &
 gpt=$!
-SKIP_BENCH=1 FILTERED_RUN=0 BUILD_DIR="$BUILD" OUT="$OUT/check" scripts/gpu-check.sh >"$OUT/check.txt" 2>&1
+# Memcheck in 8 shards beside ctest (gpu-check.sh's default there is 4): with 4, the linalg
+# strided cases kept two shards past a 220 s limit (session 9, run P3); 8 finished them.
+MEMCHECK_SHARDS=${MEMCHECK_SHARDS:-8} SKIP_BENCH=1 FILTERED_RUN=0 BUILD_DIR="$BUILD" OUT="$OUT/check" \
+  scripts/gpu-check.sh >"$OUT/check.txt" 2>&1
 status=$?
 wait $gpt
 echo "== gpu-check (status $status), $(($(date +%s) - start)) s"
