@@ -259,24 +259,22 @@ void run_backward(AttentionDesc& d, const AttentionGrads& grads, const Tensor& g
   const AttentionStrides row_major[3] = {dense_attention_strides(d.heads_q, d.seq_q, d.head_dim),
                                          dense_attention_strides(d.heads_kv, d.seq_k, d.head_dim),
                                          dense_attention_strides(d.heads_kv, d.seq_k, d.value_dim)};
-  Tensor dense[3];  // where a gradient is computed before its copy into the caller's view
+  // A gradient the backend writes through the view's strides, or through a WriteWindow (the
+  // dense tensor itself, or a dense stand-in copied into any other layout afterwards).
+  std::optional<frontend::WriteWindow> windows[3];
   Buffer buffers[3];
   for (std::size_t i = 0; i < 3; ++i) {
     if (*fields[i] != row_major[i]) {
       buffers[i] = frontend::strided_buffer(*targets[i]);
-    } else if (targets[i]->is_contiguous() && reinterpret_cast<std::uintptr_t>(targets[i]->data_ptr()) % 16 == 0) {
-      buffers[i] = targets[i]->buffer();
     } else {
-      // Any other layout, a contiguous view off the 16-byte grid included: its buffer() would
-      // be a copy, and the gradient written there would be lost.
-      dense[i] = allocate(targets[i]->shape(), d.dtype, q.device());
-      buffers[i] = dense[i].buffer();
+      windows[i].emplace("scaled_dot_product_attention_backward", *targets[i], false);
+      buffers[i] = windows[i]->tensor().buffer();
     }
   }
   backend(q.device()).attention_ops().backward(d, in[4], in[0], in[1], in[2], in[3], logsumexp.buffer(), mask,
                                                buffers[0], buffers[1], buffers[2]);
-  for (std::size_t i = 0; i < 3; ++i)
-    if (dense[i].defined()) frontend::copy_elements(dense[i], *targets[i]);
+  for (const auto& window : windows)
+    if (window) window->finish();
 }
 
 }  // namespace

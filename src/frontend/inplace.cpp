@@ -39,7 +39,7 @@ const Tensor& fill_(const Tensor& t, Scalar value) {
   frontend::check_supported(Op::Fill, t.dtype(), t.device());
   detail::check_fill_value(op, value, t.dtype());
   if (t.numel() == 0) return t;
-  if (t.is_contiguous() && reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0) {
+  if (frontend::buffer_is_own(t)) {
     backend(t.device()).fill(t.buffer(), value);
     return t;
   }

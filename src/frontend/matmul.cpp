@@ -209,12 +209,6 @@ void check_out(const char* name, const Tensor& out, const Plan& plan, const Tens
                 " overlaps an operand (", a.description(), ", ", b.description(), ")");
 }
 
-// Whether the backend can write `out` directly: dense and on the 16-byte grid its Buffer
-// promises (out.buffer() of any other tensor would be a copy, and writes to it would be lost).
-bool writable_in_place(const Tensor& out) {
-  return out.is_contiguous() && reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 == 0;
-}
-
 // An operand as the backend multiplies it: F32 computed through BF16/F16 is rounded once with
 // the ordinary cast.
 Buffer operand(const Tensor& t, DType input) { return t.dtype() == input ? t.buffer() : t.to(input).buffer(); }
@@ -251,19 +245,11 @@ const Tensor& matmul_out(const Tensor& out, const Tensor& a, const Tensor& b, do
   check_out("matmul", out, plan, a, b);
   plan.desc.alpha = alpha;
   plan.desc.beta = beta;
-  if (writable_in_place(out)) {
-    run(plan.desc, a, b, out);
-  } else {
-    // The product is computed into a dense, aligned copy of out (read when beta != 0) and
-    // written back through out's strides. Always a new tensor: out.contiguous() would be out
-    // itself for a contiguous view off the 16-byte grid, whose buffer() is a copy, so the
-    // product would be written to that copy and lost.
-    frontend::check_writable("matmul", out);
-    const Tensor dense = frontend::allocate(out.shape(), out.dtype(), out.device());
-    if (plan.desc.beta != 0) frontend::copy_elements(out, dense);
-    run(plan.desc, a, b, dense);
-    frontend::copy_elements(dense, out);
-  }
+  // A strided out, or a contiguous one off the 16-byte grid, gets the product through a dense
+  // stand-in (holding out's values when beta != 0 reads them).
+  const frontend::WriteWindow window("matmul", out, plan.desc.beta != 0);
+  run(plan.desc, a, b, window.tensor());
+  window.finish();
   return out;
 }
 
@@ -428,18 +414,12 @@ const Tensor& linear_out(const Tensor& out, const Tensor& x, const Tensor& weigh
                 out.description(), " overlaps the residual ", p.residual ? p.residual->description() : std::string(),
                 " (out may only be the residual tensor itself)");
   const Tensor* residual = p.residual ? &*p.residual : nullptr;
-  if (writable_in_place(out)) {
-    run_linear(p, x, weight, out, residual, into_residual);
-  } else {
-    // Computed into a dense, aligned tensor and written back through out's strides. The dense
-    // tensor is never read (the bias, the residual or the product writes it first), except
-    // when out is the residual: then it starts as a dense copy of out's values.
-    frontend::check_writable("linear", out);
-    const Tensor dense = frontend::allocate(out.shape(), out.dtype(), out.device());
-    if (into_residual) frontend::copy_elements(out, dense);
-    run_linear(p, x, weight, dense, into_residual ? &dense : residual, into_residual);
-    frontend::copy_elements(dense, out);
-  }
+  // Through a dense stand-in where out's buffer() is not out itself. The stand-in is never
+  // read (the bias, the residual or the product writes it first), except when out is the
+  // residual: then it starts with out's values and is the residual read.
+  const frontend::WriteWindow window("linear", out, into_residual);
+  run_linear(p, x, weight, window.tensor(), into_residual ? &window.tensor() : residual, into_residual);
+  window.finish();
   return out;
 }
 

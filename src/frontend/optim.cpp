@@ -3,9 +3,8 @@
 #include "ferrite/optim.hpp"
 
 #include <cmath>
-#include <cstdint>
 #include <string>
-#include <utility>
+#include <vector>
 
 #include "core/training_families.hpp"
 #include "frontend/checks.hpp"
@@ -63,16 +62,11 @@ void run_step(const char* op, OptimizerDesc desc, const std::vector<ListSpec>& s
                     " must be contiguous");
     }
   }
-  // A tensor the step writes: its storage when that is its buffer(), else (a contiguous view
-  // off the 16-byte grid, e.g. a parameter packed into a flat buffer without padding, whose
-  // buffer() is a copy) an aligned copy written back after the step; the update would
-  // otherwise land in a temporary and the caller's tensor keep its old values.
-  std::vector<std::pair<Tensor, const Tensor*>> write_back;
-  const auto written = [&](const Tensor& t) {
-    if (t.numel() == 0 || reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0) return t.buffer();
-    write_back.emplace_back(t.clone(), &t);
-    return write_back.back().first.buffer();
-  };
+  // A tensor the step updates (read, then written): through a WriteWindow, so that a
+  // contiguous view off the 16-byte grid (e.g. a parameter packed into a flat buffer without
+  // padding) is updated too and not only its buffer()'s copy.
+  std::vector<frontend::WriteWindow> windows;
+  const auto written = [&](const Tensor& t) { return windows.emplace_back(op, t, true).tensor().buffer(); };
   for (std::size_t i = 0; i < n; ++i) {
     OptimizerTensor& o = tensors[i];
     o.param = written(params[i]);
@@ -84,7 +78,7 @@ void run_step(const char* op, OptimizerDesc desc, const std::vector<ListSpec>& s
     if (!specs.back().list->empty()) o.master = written((*specs.back().list)[i]);
   }
   detail::training_ops(device).optimizer_step(desc, tensors, found_inf.defined() ? found_inf.buffer() : Buffer());
-  for (const auto& [dense, target] : write_back) frontend::copy_elements(dense, *target);
+  for (const frontend::WriteWindow& window : windows) window.finish();
 }
 
 void adam_family(const char* op, OptimizerKind kind, const AdamTensors& t, std::int64_t step, const AdamOptions& o,

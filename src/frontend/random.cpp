@@ -3,7 +3,6 @@
 #include "ferrite/random.hpp"
 
 #include <cmath>
-#include <cstdint>
 #include <limits>
 #include <map>
 #include <mutex>
@@ -71,16 +70,11 @@ void run_fill(const char* op, RandomDesc desc, const Tensor& out, Generator* gen
   desc.seed = state.seed;
   desc.offset = state.offset;
   if (out.numel() == 0) return;
-  if (reinterpret_cast<std::uintptr_t>(out.data_ptr()) % 16 != 0) {
-    // normal_/uniform_ on a contiguous view off the 16-byte grid: its buffer() is a copy, and
-    // the numbers drawn there were lost (x kept its values). Drawn into an aligned tensor
-    // instead (each element's number depends on its index only) and copied in.
-    const Tensor dense = frontend::allocate(out.shape(), out.dtype(), out.device());
-    detail::random_ops(out.device()).fill(desc, dense.buffer(), probs);
-    frontend::copy_elements(dense, out);
-    return;
-  }
-  detail::random_ops(out.device()).fill(desc, out.buffer(), probs);
+  // A contiguous view off the 16-byte grid is drawn into an aligned stand-in and copied in
+  // (each element's number depends on its index only).
+  const frontend::WriteWindow window(op, out, false);
+  detail::random_ops(out.device()).fill(desc, window.tensor().buffer(), probs);
+  window.finish();
 }
 
 Tensor draw(const char* op, RandomDesc desc, const Shape& shape, DType dtype, Device device, Generator* generator) {

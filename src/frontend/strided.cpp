@@ -151,7 +151,7 @@ std::vector<std::int64_t> inverse_permutation(const std::vector<std::int64_t>& o
 
 void cast_elements(const Tensor& x, const Tensor& out) {
   if (x.numel() == 0) return;
-  if (x.is_contiguous() && reinterpret_cast<std::uintptr_t>(x.data_ptr()) % 16 == 0) {
+  if (buffer_is_own(x)) {
     // The vector kernel, as before views existed.
     backend(x.device()).cast(x.buffer(), out.buffer(), contiguous_layout(x.numel(), 1));
     return;
@@ -219,6 +219,21 @@ bool addresses_each_element_once(const Shape& shape, const Strides& strides) {
     span += stride * (size - 1);
   }
   return true;
+}
+
+bool buffer_is_own(const Tensor& t) {
+  return t.numel() == 0 || (t.is_contiguous() && reinterpret_cast<std::uintptr_t>(t.data_ptr()) % 16 == 0);
+}
+
+WriteWindow::WriteWindow(const char* op, const Tensor& target, bool read_first) : target_(&target) {
+  if (buffer_is_own(target)) return;
+  check_writable(op, target);
+  dense_ = allocate(target.shape(), target.dtype(), target.device());
+  if (read_first) copy_elements(target, dense_);
+}
+
+void WriteWindow::finish() const {
+  if (dense_.defined()) copy_elements(dense_, *target_);
 }
 
 void check_writable(const char* op, const Tensor& t) {

@@ -38,6 +38,31 @@ void check_writable(const char* op, const Tensor& t);
 /// Whether two tensors may share elements (the same storage and intersecting element ranges).
 bool may_overlap(const Tensor& a, const Tensor& b);
 
+/// Whether t.buffer() is t's own memory, so that a backend reading or writing through it
+/// reaches t: t is dense and its first element on the 16-byte grid Buffer promises (for any
+/// other tensor buffer() is an aligned copy). Empty tensors count as their own (nothing to
+/// reach).
+bool buffer_is_own(const Tensor& t);
+
+/// Where a backend writes a result meant for `target` (a tensor the caller gave): target
+/// itself when buffer_is_own(target), else a new dense, aligned tensor, holding target's values
+/// first when `read_first` (an accumulating write), that finish() copies into target through
+/// its strides. Without it, a result written to a view's buffer() lands in a copy and is lost.
+/// The target must stay alive until finish(); a self-overlapping target is refused (op names
+/// the call).
+class WriteWindow {
+ public:
+  WriteWindow(const char* op, const Tensor& target, bool read_first);
+  /// What the backend writes: target, or the dense stand-in.
+  const Tensor& tensor() const { return dense_.defined() ? dense_ : *target_; }
+  /// Copies the stand-in's values into target (nothing when the backend wrote target itself).
+  void finish() const;
+
+ private:
+  const Tensor* target_;
+  Tensor dense_;
+};
+
 /// For the elementwise engines, which read each operand through its strides: `t` itself, or a
 /// dense copy where a direct read is impossible or slower (a view of more than
 /// kMaxElementwiseDims dims; consecutive elements kScatteredStrideBytes or more apart, as in a
