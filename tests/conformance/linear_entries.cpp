@@ -26,6 +26,12 @@ Case linear_operands(DType dtype, Rng& rng, const Shape& x, std::int64_t out_fea
           {random(x, dtype, rng), random({out_features, in}, dtype, rng)}};
 }
 
+// x's shape and the out features of one product case.
+struct LinearShape {
+  Shape x;
+  std::int64_t out;
+};
+
 Case linear_case(DType dtype, Rng& rng, const Shape& x, std::int64_t out_features, bool with_bias) {
   Case c = linear_operands(dtype, rng, x, out_features);
   if (with_bias) {
@@ -39,18 +45,14 @@ Case linear_case(DType dtype, Rng& rng, const Shape& x, std::int64_t out_feature
 // grid after the first row) next to 40 and 96; 2-D, 1-D, 3-D and 4-D x; a GEMV-shaped batch
 // of 1; empty m, n and k (k = 0: the result is the bias).
 std::vector<Case> linear_cases(DType dtype, Rng& rng) {
-  struct Spec {
-    Shape x;
-    std::int64_t out;
-  };
-  const std::vector<Spec> specs = {
+  const std::vector<LinearShape> specs = {
       {{7, 9}, 5},        {{33, 65}, 17},     {{127, 129}, 33}, {{64, 128}, 96},  {{1025, 127}, 7},
       {{17, 1025}, 127},  {{1, 1100}, 2050},  {{33}, 17},       {{2, 7, 33}, 9},  {{3, 65, 96}, 40},
       {{4, 17, 31}, 13},  {{2, 3, 5, 9}, 7},  {{0, 5}, 3},      {{4, 0}, 3},      {{4, 5}, 0},
       {{2, 0, 7}, 5},
   };
   std::vector<Case> cases;
-  for (const Spec& s : specs)
+  for (const LinearShape& s : specs)
     for (bool with_bias : {true, false}) cases.push_back(linear_case(dtype, rng, s.x, s.out, with_bias));
   // Edge values: x rows holding NaN, +Inf, +Inf beside -Inf, and -0 only; the bias holds -0
   // and +Inf. Every result is fixed by IEEE rules whatever the summation order (Inf + finite,
@@ -243,17 +245,13 @@ Case residual_linear_case(DType dtype, Rng& rng, const Shape& x, std::int64_t ou
 // a GEMV-shaped batch of 1, a product large enough for several tiles, empty m and n, and
 // k = 0 (the result is residual + bias).
 std::vector<Case> residual_linear_cases(DType dtype, Rng& rng) {
-  struct Spec {
-    Shape x;
-    std::int64_t out;
-  };
-  const std::vector<Spec> specs = {
+  const std::vector<LinearShape> specs = {
       {{7, 9}, 5},        {{33, 65}, 17},   {{64, 128}, 96}, {{17, 1025}, 127}, {{1, 1100}, 2050}, {{33}, 17},
       {{2, 7, 33}, 9},    {{3, 65, 96}, 40}, {{2, 3, 5, 9}, 7}, {{0, 5}, 3},      {{4, 5}, 0},       {{4, 0}, 3},
       {{2, 0, 7}, 5},     {{2, 3, 0}, 6},
   };
   std::vector<Case> cases;
-  for (const Spec& s : specs)
+  for (const LinearShape& s : specs)
     for (bool with_bias : {true, false})
       cases.push_back(residual_linear_case(dtype, rng, s.x, s.out, dtype,
                                            with_bias ? std::optional<DType>(dtype) : std::nullopt));
