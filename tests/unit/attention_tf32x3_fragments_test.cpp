@@ -361,7 +361,7 @@ TEST(Tf32x3Arithmetic, ErrorFitsTheF32AttentionTolerance) {
   report("randn d64", {129, 333, 64, true, true});
 }
 
-// The bench shape (one head of B=1, H=16, S=2048, D=128); a few seconds, so opt-in:
+// The bench shape (one head of B=1, H=16, S=2048, D=128); ~30 s on one core, so opt-in:
 // --gtest_also_run_disabled_tests --gtest_filter='*Tf32x3Arithmetic*'.
 TEST(Tf32x3Arithmetic, DISABLED_ErrorAtTheBenchShape) {
   report("bench", {2048, 2048, 128, false, true});
