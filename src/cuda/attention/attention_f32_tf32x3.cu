@@ -1,7 +1,7 @@
 // F32 flash-attention forward for head dims 64 and 128 whose two products run on the tensor
 // cores with 3xTF32 ("fast F32"): the variant of attention_f32_tiled.cu taken when
-// FERRITE_ATTENTION_F32_TF32X3=1 (attention_kernels.cu, read once). Same problems, same
-// semantics, same outputs (out and the natural-log logsumexp); only the products differ.
+// FERRITE_ATTENTION_F32_TF32X3 is 1 or 2 (attention_kernels.cu, read once). Same problems,
+// same semantics, same outputs (out and the natural-log logsumexp); only the products differ.
 //
 // Why: the SIMT kernel is bound by the CUDA cores' F32 FMA rate (~67 TFLOP/s on the H200; it
 // reached 38 TFLOP/s at B=1, H=16, S=2048, D=128, PyTorch 43.2). TF32 MMA has ~7x that rate
@@ -10,9 +10,11 @@
 // cross terms first, so they are not lost beside the big product): each TF32 product is exact
 // in F32, the dropped small_a small_b is ~2^-22 of a b, so a product carries ~2^-21 relative
 // error against F32's 2^-24 and the sums' F32 rounding dominates, as in the SIMT kernel.
-// big is cvt.rna.satfinite: as cvt.rna, except that inf (and a finite x that would round past
-// the largest TF32) becomes the largest finite TF32, so small = x - big is exact and an infinite
-// input stays infinite (inf as small) instead of turning into NaN (inf - inf); NaN stays NaN.
+// Two splits (split() below): 1 = as specified, cvt.rna.satfinite big and cvt.rna small (the
+// satfinite keeps an infinite input infinite: inf as small, not inf - inf = NaN); 2 = the same
+// rounding of big by integer add and mask, small handed over untruncated (the tensor core
+// truncates it): 3 instructions a split instead of ~10.5, same accuracy (host emulation,
+// tests/unit/attention_tf32x3_fragments_test.cpp), but an infinite input gives NaN.
 //
 // Layout. A block of 256 threads (8 warps) owns 128 query rows; warp w owns rows 16w .. 16w+15
 // of them and, per 64-key tile, the whole 16 x 64 score block (8 MMA n-tiles of 8 keys, 32
@@ -45,26 +47,32 @@
 // against 0. A NaN score's weight is NaN, so its row's sum and output are NaN (NaN passes
 // through the MMAs); a row with no visible key (Sk = 0) writes out = 0 and logsumexp = -inf.
 //
-// Budget (sm_90, ptxas -v of this file, CUDA 13.0):
+// Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2):
 //   D = 128: shared 144384 B (Q 128 x 144, K 64 x 144, V 64 x 132 floats), 1 block (8 warps)
-//            per SM: 222 registers, no spills (O 64 + S 32 accumulators a lane, the rest splits
-//            and loads in flight);
-//   D = 64:  shared 78848 B (Q 128 x 80, K 64 x 80, V 64 x 68): 163 registers, no spills, so
-//            1 block per SM too (two would need <= 128 registers: ptxas then spilled 24 bytes;
-//            worth an A/B on the GPU, the bench case is D = 128).
+//            per SM: 227 / 221 registers, no spills (O 64 + S 32 accumulators a lane, the rest
+//            splits and loads in flight); 5808 / 3664 SASS instructions;
+//   D = 64:  shared 78848 B (Q 128 x 80, K 64 x 80, V 64 x 68): 163 / 161 registers, no
+//            spills, so 1 block per SM too (two would need <= 128 registers: ptxas then spilled
+//            24 bytes; worth an A/B on the GPU, the bench case is D = 128).
 // Both use __launch_bounds__(256, 1).
-// Expected rate: per 16 head dims a warp issues 48 MMAs (3 x 2 k-steps x 8 n-tiles) against
-// 10 float4 loads and 40 splits (3 ALU ops each); the tensor cores' TF32 rate (~1024 MAC per
-// clock per SM) divided by 3 is ~2.7x the F32 FMA rate, less the splits' issue slots and the
-// softmax's SIMT work: an estimated 60-80 TFLOP/s at S = 2048, D = 128 (the SIMT kernel: 38,
-// PyTorch 43.2); not measured yet.
+// Expected rate (D = 128, per warp and 64-key tile): 768 MMAs (3 x (16 S k-steps x 8 n-tiles
+// + 8 P V k-steps x 16 n-tiles)), 608 splits (Q 64, K 256, P 32, V 256 a lane), ~150 float4
+// loads, ~500 softmax instructions. The tensor cores take ~4 clocks per m16n8k8 TF32 MMA per
+// SM sub-partition (1024 MAC per clock per SM), so 2 warps per sub-partition need >= 6144
+// clocks a tile for their MMAs; they issue ~15600 instructions with split 1 (issue-bound:
+// ~70 TFLOP/s at most at 1.98 GHz, ~50-55 expected) and ~6500 with split 2 (about MMA-bound:
+// ~120 at most, ~70-90 expected if mma.sync reaches 60-70% of the TF32 peak). The SIMT kernel:
+// 38, PyTorch 43.2. Not measured yet.
 //
-// To verify on the GPU (build-gpu: the CUDA build):
+// To verify on the GPU (build-gpu: the CUDA build; each command on one line):
 //   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention_F32*'
 //   FERRITE_ATTENTION_F32_TF32X3=1 build-gpu/tests/ferrite_conformance --backend=cuda
-//       --gtest_filter='*scaled_dot_product_attention_F32*'   (one command line)
-//   FERRITE_ATTENTION_F32_TF32X3=1 build-gpu/tests/ferrite_cuda_tests --gtest_filter='*Attention*'
-//   FERRITE_ATTENTION_F32_TF32X3=1 python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_f32*'
+//       --gtest_filter='*scaled_dot_product_attention_F32*'
+//   FERRITE_ATTENTION_F32_TF32X3=2 build-gpu/tests/ferrite_conformance --backend=cuda
+//       --gtest_filter='*scaled_dot_product_attention_F32*'
+//   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) build-gpu/tests/ferrite_cuda_tests
+//       --gtest_filter='*TiledF32Attention*:*AttentionNaNCudaTiled*'
+//   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_f32*'
 #include <cstdint>
 
 #include "cuda/attention/attention_f32_tiled.cuh"
@@ -151,15 +159,44 @@ __device__ __forceinline__ void stage(float* dst, const float* src, int row0, in
   }
 }
 
-// x = big + small, both TF32 (the MMA reads the upper 19 bits of each register).
+// x = big + small. kFast = false (FERRITE_ATTENTION_F32_TF32X3=1), as specified: big =
+// cvt.rna.satfinite.tf32(x), small = cvt.rna.tf32(x - big). sm_90 has no single instruction
+// for these conversions: ptxas emits ~4 (rna) and ~5.5 (rna.satfinite) instructions each, so a
+// split costs ~10.5 issue slots and the splits (608 a lane per 64-key tile at D = 128: Q 64,
+// K 256, P 32, V 256) outweigh the 768 MMAs they feed. kFast = true
+// (FERRITE_ATTENTION_F32_TF32X3=2): big = x's bits + half a TF32 ulp, low 13 bits cleared
+// (round to nearest, ties away, as cvt.rna for finite x: IADD + LOP), small = x - big exact in
+// F32 and handed to the MMA as is: the tensor core reads the upper 19 bits of a TF32 operand
+// register, so small is truncated (error <= 2^-10 |small| <= 2^-21 |x|, against 2^-22 for the
+// rounded small): 3 instructions a split. Its one difference: an infinite element turns into
+// NaN (inf + half ulp is a NaN pattern), where kFast = false and the SIMT kernel keep it
+// infinite; NaN stays NaN in both.
 struct Split {
   unsigned big, small;
 };
+template <bool kFast>
 __device__ __forceinline__ Split split(float x) {
   Split s;
-  asm("cvt.rna.satfinite.tf32.f32 %0, %1;\n" : "=r"(s.big) : "f"(x));
-  asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.small) : "f"(x - __uint_as_float(s.big)));
+  if constexpr (kFast) {
+    s.big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
+    s.small = __float_as_uint(x - __uint_as_float(s.big));
+  } else {
+    asm("cvt.rna.satfinite.tf32.f32 %0, %1;\n" : "=r"(s.big) : "f"(x));
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.small) : "f"(x - __uint_as_float(s.big)));
+  }
   return s;
+}
+// P (in [0, 1], or NaN) never overflows: plain cvt.rna suffices for its big part.
+template <bool kFast>
+__device__ __forceinline__ Split split_p(float x) {
+  if constexpr (kFast) {
+    return split<true>(x);
+  } else {
+    Split s;
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.big) : "f"(x));
+    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.small) : "f"(x - __uint_as_float(s.big)));
+    return s;
+  }
 }
 
 __device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
@@ -177,7 +214,7 @@ __device__ __forceinline__ void mma3(float (&c)[4], const Split (&a)[4], const S
   mma(c, a[0].big, a[1].big, a[2].big, a[3].big, b[0].big, b[1].big);
 }
 
-template <int D>
+template <int D, bool kFast>
 __global__ void __launch_bounds__(kThreads, 1)
     tf32x3_forward_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
                           float* __restrict__ out, float* __restrict__ logsumexp, TiledShape s) {
@@ -235,13 +272,13 @@ __global__ void __launch_bounds__(kThreads, 1)
       const float4 q0 = *reinterpret_cast<const float4*>(qa + c);
       const float4 q1 = *reinterpret_cast<const float4*>(qa + 8 * L::kQKStride + c);
       // Step 0 takes components x, y; step 1 z, w (qk_dim): a = (row g, row g + 8) x (k = q, q + 4).
-      const Split a0[4] = {split(q0.x), split(q1.x), split(q0.y), split(q1.y)};
-      const Split a1[4] = {split(q0.z), split(q1.z), split(q0.w), split(q1.w)};
+      const Split a0[4] = {split<kFast>(q0.x), split<kFast>(q1.x), split<kFast>(q0.y), split<kFast>(q1.y)};
+      const Split a1[4] = {split<kFast>(q0.z), split<kFast>(q1.z), split<kFast>(q0.w), split<kFast>(q1.w)};
 #pragma unroll
       for (int j = 0; j < kNTiles; ++j) {
         const float4 kf = *reinterpret_cast<const float4*>(kb + 8 * j * L::kQKStride + c);
-        const Split b0[2] = {split(kf.x), split(kf.y)};
-        const Split b1[2] = {split(kf.z), split(kf.w)};
+        const Split b0[2] = {split<kFast>(kf.x), split<kFast>(kf.y)};
+        const Split b1[2] = {split<kFast>(kf.z), split<kFast>(kf.w)};
         mma3(sc[j], a0, b0);
         mma3(sc[j], a1, b1);
       }
@@ -291,8 +328,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
 #pragma unroll
     for (int j = 0; j < kNTiles; ++j) {  // k-step j: the keys of S's n-tile j (pv_key)
-      const Split a[4] = {split(sc[j][p_from_s(0)]), split(sc[j][p_from_s(1)]), split(sc[j][p_from_s(2)]),
-                          split(sc[j][p_from_s(3)])};
+      const Split a[4] = {split_p<kFast>(sc[j][p_from_s(0)]), split_p<kFast>(sc[j][p_from_s(1)]),
+                          split_p<kFast>(sc[j][p_from_s(2)]), split_p<kFast>(sc[j][p_from_s(3)])};
       const float* vj = vb + 8 * j * L::kVStride;
 #pragma unroll
       for (int c = 0; c < D / 32; ++c) {
@@ -301,7 +338,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         const float ve0[4] = {v0.x, v0.y, v0.z, v0.w}, ve1[4] = {v1.x, v1.y, v1.z, v1.w};
 #pragma unroll
         for (int e = 0; e < 4; ++e) {  // n-tile 4c + e (pv_dim)
-          const Split bv[2] = {split(ve0[e]), split(ve1[e])};
+          const Split bv[2] = {split<kFast>(ve0[e]), split<kFast>(ve1[e])};
           mma3(acc[4 * c + e], a, bv);
         }
       }
@@ -332,11 +369,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <int D>
+template <int D, bool kFast>
 void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   const TiledShape s = tiled_shape_of(d);
   const dim3 grid(static_cast<unsigned>((d.seq_q + kRows - 1) / kRows), static_cast<unsigned>(d.batch * d.heads_q));
-  auto kernel = tf32x3_forward_kernel<D>;
+  auto kernel = tf32x3_forward_kernel<D, kFast>;
   FERRITE_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Layout<D>::kBytes)));
   kernel<<<grid, kThreads, Layout<D>::kBytes, stream>>>(
@@ -347,13 +384,13 @@ void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
 
 }  // namespace
 
-void tiled_forward_f32_tf32x3(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
+void tiled_forward_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_forward_f32_fits(d, p), Unsupported, "scaled_dot_product_attention: the 3xTF32 F32 forward ",
                 "was given a problem it does not take");
   if (d.head_dim == 64)
-    launch<64>(d, p, stream);
+    fast_split ? launch<64, true>(d, p, stream) : launch<64, false>(d, p, stream);
   else
-    launch<128>(d, p, stream);
+    fast_split ? launch<128, true>(d, p, stream) : launch<128, false>(d, p, stream);
 }
 
 }  // namespace ferrite::cuda::attention

@@ -374,15 +374,17 @@ void check_grid(const AttentionDesc& d, std::int64_t y) {
                 " exceeds the CUDA kernels' grid limit 65535 (B = ", d.batch, ")");
 }
 
-// FERRITE_ATTENTION_F32_TF32X3=1 (read once): the tiled F32 forward runs its products on the
-// tensor cores in 3xTF32 (attention_f32_tf32x3.cu) instead of the CUDA cores. Opt-in until it is
-// measured on the GPU against the conformance tolerances and the SIMT kernel's rate.
-bool tf32x3_forward_requested() {
-  static const bool requested = [] {
+// FERRITE_ATTENTION_F32_TF32X3 (read once): 1 runs the tiled F32 forward's products on the
+// tensor cores in 3xTF32 (attention_f32_tf32x3.cu) instead of the CUDA cores, 2 the same with
+// its cheaper operand splits; unset or 0, the SIMT kernel. Opt-in until measured on the GPU
+// against the conformance tolerances and the SIMT kernel's rate.
+int tf32x3_forward_mode() {
+  static const int mode = [] {
     const char* v = std::getenv("FERRITE_ATTENTION_F32_TF32X3");
-    return v != nullptr && *v != '\0' && *v != '0';
+    if (v == nullptr || *v == '\0' || *v == '0') return 0;
+    return *v == '2' ? 2 : 1;
   }();
-  return requested;
+  return mode;
 }
 
 }  // namespace
@@ -406,8 +408,8 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     }
     if constexpr (std::is_same_v<T, float>) {
       if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
-        if (tf32x3_forward_requested())
-          tiled_forward_f32_tf32x3(d, p, stream);
+        if (const int mode = tf32x3_forward_mode(); mode != 0)
+          tiled_forward_f32_tf32x3(d, p, mode == 2, stream);
         else
           tiled_forward_f32(d, p, stream);
         return;
