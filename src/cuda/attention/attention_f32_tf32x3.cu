@@ -70,6 +70,8 @@
 //       --gtest_filter='*scaled_dot_product_attention_F32*'
 //   FERRITE_ATTENTION_F32_TF32X3=2 build-gpu/tests/ferrite_conformance --backend=cuda
 //       --gtest_filter='*scaled_dot_product_attention_F32*'
+//   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3Attention*'   (calls this kernel
+//       directly, both splits, against the SIMT kernel: no variable needed)
 //   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) build-gpu/tests/ferrite_cuda_tests
 //       --gtest_filter='*TiledF32Attention*:*AttentionNaNCudaTiled*'
 //   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_f32*'
@@ -169,8 +171,9 @@ __device__ __forceinline__ void stage(float* dst, const float* src, int row0, in
 // F32 and handed to the MMA as is: the tensor core reads the upper 19 bits of a TF32 operand
 // register, so small is truncated (error <= 2^-10 |small| <= 2^-21 |x|, against 2^-22 for the
 // rounded small): 3 instructions a split. Its one difference: an infinite element turns into
-// NaN (inf + half ulp is a NaN pattern), where kFast = false and the SIMT kernel keep it
-// infinite; NaN stays NaN in both.
+// NaN (inf + half ulp is a NaN pattern; so does a finite |x| that rounds past FLT_MAX), where
+// kFast = false and the SIMT kernel keep it infinite. NaN stays NaN in both: the add may carry
+// a NaN pattern such as CUDA's 0x7fffffff into a zero big, but small = x - big is then NaN.
 struct Split {
   unsigned big, small;
 };
