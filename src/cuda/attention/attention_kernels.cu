@@ -10,6 +10,7 @@
 #include <cuda_fp16.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <type_traits>
 
 #include "cuda/runtime/cuda_check.hpp"
@@ -373,6 +374,19 @@ void check_grid(const AttentionDesc& d, std::int64_t y) {
                 " exceeds the CUDA kernels' grid limit 65535 (B = ", d.batch, ")");
 }
 
+// FERRITE_ATTENTION_F32_TF32X3 (read once): 1 runs the tiled F32 forward's products on the
+// tensor cores in 3xTF32 (attention_f32_tf32x3.cu) instead of the CUDA cores, 2 the same with
+// its cheaper operand splits; unset or 0, the SIMT kernel. Opt-in until measured on the GPU
+// against the conformance tolerances and the SIMT kernel's rate.
+int tf32x3_forward_mode() {
+  static const int mode = [] {
+    const char* v = std::getenv("FERRITE_ATTENTION_F32_TF32X3");
+    if (v == nullptr || *v == '\0' || *v == '0') return 0;
+    return *v == '2' ? 2 : 1;
+  }();
+  return mode;
+}
+
 }  // namespace
 
 std::size_t delta_bytes(const AttentionDesc& d) {
@@ -394,7 +408,10 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     }
     if constexpr (std::is_same_v<T, float>) {
       if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
-        tiled_forward_f32(d, p, stream);
+        if (const int mode = tf32x3_forward_mode(); mode != 0)
+          tiled_forward_f32_tf32x3(d, p, mode == 2, stream);
+        else
+          tiled_forward_f32(d, p, stream);
         return;
       }
     }

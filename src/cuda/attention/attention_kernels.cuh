@@ -35,6 +35,10 @@ void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream)
 /// v and out start on the 16-byte grid, and at least one query row.
 bool tiled_forward_f32_fits(const AttentionDesc& desc, const Pointers& p);
 void tiled_forward_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+/// The same forward with both products on the tensor cores in 3xTF32 (attention_f32_tf32x3.cu):
+/// takes what tiled_forward_f32 takes; forward() picks it when FERRITE_ATTENTION_F32_TF32X3 is 1
+/// (rounded splits) or 2 (fast_split: cheaper splits, an infinite input gives NaN).
+void tiled_forward_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split, cudaStream_t stream);
 
 /// The register-blocked F32 backward (attention_f32_tiled_bwd.cu), after delta_kernel: dq with
 /// 64 query rows per block (needs B·Hq·Sq > 0), dk/dv with 64 keys per block (needs

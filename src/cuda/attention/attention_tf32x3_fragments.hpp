@@ -1,0 +1,55 @@
+// Index maps of the 3xTF32 tensor-core F32 attention forward (attention_f32_tf32x3.cu), as
+// plain constexpr functions so a host unit test (tests/unit/attention_tf32x3_fragments_test.cpp)
+// can replay one warp's products with them against a plain matrix product: a wrong fragment
+// index would otherwise only show as wrong numbers on the GPU.
+//
+// Two kinds of map:
+//  - the PTX ISA's fixed fragment layout of mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32
+//    ("Matrix Fragments for mma.m16n8k8", .tf32): which element of A (16x8, row), B (8x8, col)
+//    and C/D (16x8) register i of lane `lane` holds, with group = lane / 4, quad lane = lane % 4;
+//  - the kernel's own choices of which physical head dim or key each MMA k or n index stands
+//    for. A matrix product does not depend on the order of its k sum, and the order of n only
+//    moves output columns, so the kernel picks orders that make its shared-memory reads float4
+//    and lets the scores' accumulators serve directly as the second product's A fragments.
+#pragma once
+
+#if defined(__CUDACC__)
+#define FERRITE_TF32X3_HD __host__ __device__
+#else
+#define FERRITE_TF32X3_HD
+#endif
+
+namespace ferrite::cuda::attention::tf32x3 {
+
+// ---- PTX fragment layout of m16n8k8 TF32 (i: the register's index in the fragment) ----
+// A: a0 (g, q), a1 (g + 8, q), a2 (g, q + 4), a3 (g + 8, q + 4).
+FERRITE_TF32X3_HD constexpr int a_row(int lane, int i) { return lane / 4 + 8 * (i & 1); }
+FERRITE_TF32X3_HD constexpr int a_col(int lane, int i) { return lane % 4 + 4 * (i >> 1); }
+// B (k x n): b0 (q, g), b1 (q + 4, g).
+FERRITE_TF32X3_HD constexpr int b_row(int lane, int i) { return lane % 4 + 4 * i; }
+FERRITE_TF32X3_HD constexpr int b_col(int lane, int /*i*/) { return lane / 4; }
+// C/D: c0 (g, 2q), c1 (g, 2q + 1), c2 (g + 8, 2q), c3 (g + 8, 2q + 1).
+FERRITE_TF32X3_HD constexpr int c_row(int lane, int i) { return lane / 4 + 8 * (i >> 1); }
+FERRITE_TF32X3_HD constexpr int c_col(int lane, int i) { return 2 * (lane % 4) + (i & 1); }
+
+// ---- The kernel's orders ----
+// S = Q K^T runs over the head dims in chunks of 16 = two MMA k-steps. In step `step` (0, 1) of
+// a chunk, MMA index k stands for dim 4 (k % 4) + 2 step + k / 4 of the chunk: lane quad q then
+// needs dims 4q .. 4q + 3 of each row (Q) and key (K) for both steps, one float4 each.
+FERRITE_TF32X3_HD constexpr int qk_dim(int step, int k) { return 4 * (k % 4) + 2 * step + k / 4; }
+// S's n-tile j (0..7) covers keys 8j .. 8j + 7 of the 64-key tile in order: B's column g is key 8j + g.
+FERRITE_TF32X3_HD constexpr int s_key(int j, int n) { return 8 * j + n; }
+// O += P V takes the keys of S's n-tile j as its k-step j, in the order that makes S's
+// accumulator fragment of that tile the A fragment: k stands for key 8j + 2 (k % 4) + k / 4,
+// so A's (row g, k = q) is S's (row g, n = 2q) and (row g, k = q + 4) is S's (row g, n = 2q + 1).
+FERRITE_TF32X3_HD constexpr int pv_key(int j, int k) { return 8 * j + 2 * (k % 4) + k / 4; }
+// ... so register i of P's A fragment is register p_from_s(i) of S's C fragment.
+FERRITE_TF32X3_HD constexpr int p_from_s(int i) { return i == 1 ? 2 : i == 2 ? 1 : i; }
+// O's n-tile nt (0 .. D/8 - 1) with MMA index n stands for output dim 32 (nt / 4) + 4n + nt % 4:
+// lane group g reads V's dims 32c + 4g .. + 3 as one float4 for the four n-tiles 4c .. 4c + 3,
+// and lane quad q ends up holding dims 32c + 8q .. + 7 of its two rows (two float4 stores).
+FERRITE_TF32X3_HD constexpr int pv_dim(int nt, int n) { return 32 * (nt / 4) + 4 * n + nt % 4; }
+
+}  // namespace ferrite::cuda::attention::tf32x3
+
+#undef FERRITE_TF32X3_HD
