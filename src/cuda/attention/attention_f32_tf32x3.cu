@@ -10,10 +10,10 @@
 // cross terms first, so they are not lost beside the big product): each TF32 product is exact
 // in F32, the dropped small_a small_b is ~2^-22 of a b, so a product carries ~2^-21 relative
 // error against F32's 2^-24 and the sums' F32 rounding dominates, as in the SIMT kernel.
-// Two splits (split() below): 1 = as specified, cvt.rna.satfinite big and cvt.rna small (the
-// satfinite keeps an infinite input infinite: inf as small, not inf - inf = NaN); 2 = the same
-// rounding of big by integer add and mask, small handed over untruncated (the tensor core
-// truncates it): 3 instructions a split instead of ~10.5, same accuracy (host emulation,
+// Two splits (split() in attention_tf32x3.cuh): 1 = as specified, cvt.rna.satfinite big and
+// cvt.rna small (the satfinite keeps an infinite input infinite: inf as small, not inf - inf =
+// NaN); 2 = the same rounding of big by integer add and mask, small handed over untruncated
+// (the tensor core truncates it): 3 instructions a split instead of ~10.5, same accuracy (host emulation,
 // tests/unit/attention_tf32x3_fragments_test.cpp), but an infinite input gives NaN.
 //
 // Layout. A block of 256 threads (8 warps) owns 128 query rows; warp w owns rows 16w .. 16w+15
@@ -78,6 +78,7 @@
 #include <cstdint>
 
 #include "cuda/attention/attention_f32_tiled.cuh"
+#include "cuda/attention/attention_tf32x3.cuh"
 #include "cuda/attention/attention_tf32x3_fragments.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/error.hpp"
@@ -145,77 +146,6 @@ struct Layout {
 static_assert(Layout<64>::kBytes == 78848 && Layout<128>::kBytes == 144384);
 static_assert(Layout<64>::kQKStride % 32 == 16 && Layout<128>::kQKStride % 32 == 16);
 static_assert(Layout<64>::kVStride % 32 == 4 && Layout<128>::kVStride % 32 == 4);
-
-// Rows [row0, row0 + R) of a dense [rows, D] matrix into shared [R][Stride] (the tiled.cuh
-// staging with another row stride); rows past `rows` are zero-filled.
-template <int D, int R, int Stride>
-__device__ __forceinline__ void stage(float* dst, const float* src, int row0, int rows) {
-  constexpr int kChunks = D / 4;
-  static_assert((R * kChunks) % kThreads == 0);
-#pragma unroll
-  for (int n = 0; n < R * kChunks / kThreads; ++n) {
-    const int e = static_cast<int>(threadIdx.x) + n * kThreads;
-    const int r = e / kChunks, c = (e % kChunks) * 4;
-    const bool valid = row0 + r < rows;
-    copy16(dst + r * Stride + c, valid ? src + static_cast<std::int64_t>(row0 + r) * D + c : src, valid);
-  }
-}
-
-// x = big + small. kFast = false (FERRITE_ATTENTION_F32_TF32X3=1), as specified: big =
-// cvt.rna.satfinite.tf32(x), small = cvt.rna.tf32(x - big). sm_90 has no single instruction
-// for these conversions: ptxas emits ~4 (rna) and ~5.5 (rna.satfinite) instructions each, so a
-// split costs ~10.5 issue slots and the splits (608 a lane per 64-key tile at D = 128: Q 64,
-// K 256, P 32, V 256) outweigh the 768 MMAs they feed. kFast = true
-// (FERRITE_ATTENTION_F32_TF32X3=2): big = x's bits + half a TF32 ulp, low 13 bits cleared
-// (round to nearest, ties away, as cvt.rna for finite x: IADD + LOP), small = x - big exact in
-// F32 and handed to the MMA as is: the tensor core reads the upper 19 bits of a TF32 operand
-// register, so small is truncated (error <= 2^-10 |small| <= 2^-21 |x|, against 2^-22 for the
-// rounded small): 3 instructions a split. Its one difference: an infinite element turns into
-// NaN (inf + half ulp is a NaN pattern; so does a finite |x| that rounds past FLT_MAX), where
-// kFast = false and the SIMT kernel keep it infinite. NaN stays NaN in both: the add may carry
-// a NaN pattern such as CUDA's 0x7fffffff into a zero big, but small = x - big is then NaN.
-struct Split {
-  unsigned big, small;
-};
-template <bool kFast>
-__device__ __forceinline__ Split split(float x) {
-  Split s;
-  if constexpr (kFast) {
-    s.big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-    s.small = __float_as_uint(x - __uint_as_float(s.big));
-  } else {
-    asm("cvt.rna.satfinite.tf32.f32 %0, %1;\n" : "=r"(s.big) : "f"(x));
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.small) : "f"(x - __uint_as_float(s.big)));
-  }
-  return s;
-}
-// P (in [0, 1], or NaN) never overflows: plain cvt.rna suffices for its big part.
-template <bool kFast>
-__device__ __forceinline__ Split split_p(float x) {
-  if constexpr (kFast) {
-    return split<true>(x);
-  } else {
-    Split s;
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.big) : "f"(x));
-    asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.small) : "f"(x - __uint_as_float(s.big)));
-    return s;
-  }
-}
-
-__device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
-                                    unsigned b1) {
-  asm("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-      "{%0, %1, %2, %3};\n"
-      : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-      : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
-}
-
-// c += a b in 3xTF32: the small cross terms first, then big x big, into the same accumulators.
-__device__ __forceinline__ void mma3(float (&c)[4], const Split (&a)[4], const Split (&b)[2]) {
-  mma(c, a[0].small, a[1].small, a[2].small, a[3].small, b[0].big, b[1].big);
-  mma(c, a[0].big, a[1].big, a[2].big, a[3].big, b[0].small, b[1].small);
-  mma(c, a[0].big, a[1].big, a[2].big, a[3].big, b[0].big, b[1].big);
-}
 
 template <int D, bool kFast>
 __global__ void __launch_bounds__(kThreads, 1)

@@ -374,11 +374,12 @@ void check_grid(const AttentionDesc& d, std::int64_t y) {
                 " exceeds the CUDA kernels' grid limit 65535 (B = ", d.batch, ")");
 }
 
-// FERRITE_ATTENTION_F32_TF32X3 (read once): 1 runs the tiled F32 forward's products on the
-// tensor cores in 3xTF32 (attention_f32_tf32x3.cu) instead of the CUDA cores, 2 the same with
-// its cheaper operand splits; unset or 0, the SIMT kernel. Opt-in until measured on the GPU
-// against the conformance tolerances and the SIMT kernel's rate.
-int tf32x3_forward_mode() {
+// FERRITE_ATTENTION_F32_TF32X3 (read once): 1 runs the tiled F32 forward's and backward's
+// products on the tensor cores in 3xTF32 (attention_f32_tf32x3.cu, attention_f32_tf32x3_bwd.cu)
+// instead of the CUDA cores, 2 the same with their cheaper operand splits; unset or 0, the SIMT
+// kernels. Opt-in until measured on the GPU against the conformance tolerances and the SIMT
+// kernels' rates.
+int tf32x3_mode() {
   static const int mode = [] {
     const char* v = std::getenv("FERRITE_ATTENTION_F32_TF32X3");
     if (v == nullptr || *v == '\0' || *v == '0') return 0;
@@ -408,7 +409,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     }
     if constexpr (std::is_same_v<T, float>) {
       if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
-        if (const int mode = tf32x3_forward_mode(); mode != 0)
+        if (const int mode = tf32x3_mode(); mode != 0)
           tiled_forward_f32_tf32x3(d, p, mode == 2, stream);
         else
           tiled_forward_f32(d, p, stream);
@@ -440,8 +441,14 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
       FERRITE_CUDA_CHECK_LAUNCH();
     }
     if (tiled) {
-      if (rows > 0) tiled_backward_dq_f32(d, p, stream);
-      if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32(d, p, stream);
+      const int mode = tf32x3_mode();
+      if (mode != 0 && tiled_backward_f32_tf32x3_fits(d, p)) {
+        if (rows > 0) tiled_backward_dq_f32_tf32x3(d, p, mode == 2, stream);
+        if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32_tf32x3(d, p, mode == 2, stream);
+      } else {
+        if (rows > 0) tiled_backward_dq_f32(d, p, stream);
+        if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32(d, p, stream);
+      }
       return;
     }
     if (rows > 0) {

@@ -47,5 +47,13 @@ void tiled_forward_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool
 bool tiled_backward_f32_fits(const AttentionDesc& desc, const Pointers& p);
 void tiled_backward_dq_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 void tiled_backward_dkdv_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+/// The same backward with its products on the tensor cores in 3xTF32 (attention_f32_tf32x3_bwd.cu):
+/// takes what the tiled backward takes while the row and key tile counts fit grid y (<= 65535);
+/// backward() picks it when FERRITE_ATTENTION_F32_TF32X3 is 1 (rounded splits) or 2 (fast_split:
+/// cheaper splits, an infinite input gives NaN). Same preconditions on Sq and Sk per side.
+bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& desc, const Pointers& p);
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split, cudaStream_t stream);
+void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split,
+                                    cudaStream_t stream);
 
 }  // namespace ferrite::cuda::attention

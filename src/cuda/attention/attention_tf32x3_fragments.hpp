@@ -50,6 +50,28 @@ FERRITE_TF32X3_HD constexpr int p_from_s(int i) { return i == 1 ? 2 : i == 2 ? 1
 // and lane quad q ends up holding dims 32c + 8q .. + 7 of its two rows (two float4 stores).
 FERRITE_TF32X3_HD constexpr int pv_dim(int nt, int n) { return 32 * (nt / 4) + 4 * n + nt % 4; }
 
+// ---- The backward's orders (attention_f32_tf32x3_bwd.cu) ----
+// The backward runs two products per tile pair, as the forward: a score product C = A_own
+// B_streamed^T over the head dims (S = Q K^T and dP = dO V^T in the dq kernel, S^T = K Q^T and
+// dP^T = V dO^T in the dk/dv kernel), then C (turned into P or dS in registers) times the
+// streamed tile again: A = C's accumulators, B = streamed rows x head dims (dQ += dS K, dV +=
+// P^T dO, dK += dS^T Q). So each streamed tile is read both as the score product's B (lane
+// group g: one row, quad q: dims 4q .. 4q + 3) and as the second product's B (quad q: two rows,
+// group g: dims 4g .. 4g + 3), with no transposed copy. Head dims and the fragment shuffle
+// P-from-S are the forward's (qk_dim, pv_dim, p_from_s); only the rows are permuted: n-tile j's
+// index n stands for streamed row 8j + bwd_perm(n). With the identity, no row stride serves both
+// reads without a 2-way bank conflict (the score read wants rows g, g + 1 16 banks apart, the
+// second read rows 2q, 2q + 2, ... 8 banks apart); with bwd_perm = (0 2 1 3 6 4 7 5) and a row
+// stride of 8 banks (mod 32) both are conflict-free (static_asserts in the kernel file).
+FERRITE_TF32X3_HD constexpr int bwd_perm(int n) {
+  return 4 * (n >> 2) + ((((n & 1) << 1) | ((n >> 1) & 1)) ^ (2 * (n >> 2)));
+}
+// The score product's n-tile j, index n: streamed row 8j + bwd_perm(n).
+FERRITE_TF32X3_HD constexpr int bwd_stream_n(int j, int n) { return 8 * j + bwd_perm(n); }
+// The second product's k-step j, index k: the streamed row of the score accumulator that
+// p_from_s hands over as A's column k (as pv_key does for the identity order).
+FERRITE_TF32X3_HD constexpr int bwd_stream_k(int j, int k) { return 8 * j + bwd_perm(2 * (k % 4) + k / 4); }
+
 }  // namespace ferrite::cuda::attention::tf32x3
 
 #undef FERRITE_TF32X3_HD

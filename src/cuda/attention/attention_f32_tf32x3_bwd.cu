@@ -1,0 +1,540 @@
+// F32 flash-attention backward for head dims 64 and 128 whose products run on the tensor cores
+// in 3xTF32: the variant of attention_f32_tiled_bwd.cu taken when FERRITE_ATTENTION_F32_TF32X3
+// is 1 or 2 (attention_kernels.cu, read once; 2 = the fast split). Same problems, same
+// semantics as the SIMT tiled backward: P = exp(scale q.k - lse) recomputed from the saved
+// logsumexp, delta_i = dO_i . O_i from delta_kernel, dq, dk and dv with one owner block each
+// (no atomics: bit for bit repeatable), hidden scores (keys past Sk, rows past Sq, top-left
+// causal, rows with lse = -inf) get P = 0 and dS = 0 explicitly, and every staged row past an
+// end is zero-filled by cp.async. Only the products differ: every one is 3xTF32 (big/small
+// split of both operands, the small cross terms accumulated first, F32 accumulation; the
+// arithmetic and the two splits are explained in attention_f32_tf32x3.cu and
+// attention_tf32x3.cuh), each a fixed sequence of MMAs.
+//
+// Both kernels run two products per (own tile, streamed tile) pair with m16n8k8 MMAs: a score
+// product C = A_own B_streamed^T over the head dims, then C, turned into P or dS in registers,
+// as the A fragment of C x (streamed rows x head dims). The streamed tile is read for both
+// without a transposed copy; the row order that makes both reads conflict-free and the
+// fragment maps are in attention_tf32x3_fragments.hpp (bwd_perm, bwd_stream_n/k), replayed
+// for one warp against a plain product by tests/unit/attention_tf32x3_fragments_test.cpp and
+// tied to the float4 reads below by static_asserts. Lane l (group g = l / 4, quad q = l % 4)
+// holds own rows g and g + 8 of its warp's 16, streamed rows 8j + bwd_perm(2q), 8j +
+// bwd_perm(2q + 1) of score n-tile j, and output dims 32c + 8q .. 32c + 8q + 7 (c < D / 32).
+//
+// dq kernel: a block (8 warps) owns 64 query rows and streams 64-key K/V tiles (cp.async,
+// double-buffered, one barrier a tile). Warp w takes rows 16 (w % 4) .. + 15 and keys
+// 32 (w / 4) .. + 31 of each tile: S = Q K^T and dP = dO V^T (16 x 32 each, computed in one
+// loop: 8 independent accumulator chains), dS = P (dP - delta) in registers, dQ += dS K (16 x
+// D). The two key halves' partial dQ are added at the end through shared memory, first half
+// plus second, then dq = scale dQ. Registers: dQ D/2 + S 16 + dP 16 accumulators a lane.
+// dk/dv kernel: a block owns 64 keys and streams 64-row Q/dO tiles of every query head of the
+// group (double-buffered; the tile's lse and delta by plain loads into shared memory). Warp w
+// takes keys 16 (w % 4) .. + 15; warps 0-3 compute S^T = K Q^T, P^T, and dV += P^T dO; warps
+// 4-7 compute dP^T = V dO^T, read their partner's P^T from shared memory (same lane, same
+// registers: conflict-free float4s) after a barrier, form dS^T = P^T (dP^T - delta) and
+// dK += dS^T Q. So each warp holds 32 score and D/2 output accumulators a lane (the forward's
+// budget), and the two halves run the same code on different operands.
+//
+// Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2):
+//   dq   D = 128: shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats), 1 block/SM;
+//        D = 64:  shared 114688 B.
+//   dkdv D = 128: shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T 16 KiB, stats 1 KiB);
+//        D = 64:  shared 132096 B.
+//   Registers and spills: see REGISTERS below (filled in from ptxas -v).
+// Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
+// dQ each), ~530 splits; dk/dv 768 MMAs (3 x 128 for the score, 3 x 128 for dV or dK), ~650
+// splits. The tensor cores take ~4 clocks per m16n8k8 TF32 MMA per SM sub-partition, so the two
+// warps of a sub-partition need >= 4600 (dq) / 6100 (dk/dv) clocks a tile pair; with split 2
+// (3 instructions) they issue ~2 x 2400 / 2 x 3000 instructions: about MMA-bound, ~160 TFLOP/s
+// of executed products at most, ~70-100 if mma.sync reaches 45-60% of the TF32 peak. The
+// backward executes 7 products (S and dP are recomputed by both kernels, as in the SIMT one)
+// where the usual count (bench/compare_torch.py) credits 5, so that is ~50-70 TFLOP/s as
+// reported, against 22.9 (SIMT) and 34.7 (PyTorch) at B=1, H=16, S=2048, D=128. Split 1 costs
+// ~10.5 instructions a split: issue-bound, about half that. Not measured yet.
+//
+// To verify on the GPU (build-gpu: the CUDA build; each command on one line):
+//   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3Attention*'   (calls these kernels
+//       directly, both splits, against the SIMT tiled backward: no variable needed)
+//   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) build-gpu/tests/ferrite_conformance --backend=cuda
+//       --gtest_filter='*scaled_dot_product_attention*F32*'
+//   FERRITE_ATTENTION_F32_TF32X3=2 python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_f32*'
+#include <cstdint>
+
+#include "cuda/attention/attention_f32_tiled.cuh"
+#include "cuda/attention/attention_tf32x3.cuh"
+#include "cuda/attention/attention_tf32x3_fragments.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "ferrite/error.hpp"
+
+namespace ferrite::cuda::attention {
+namespace {
+
+using namespace tiled;
+using namespace tf32x3;
+
+constexpr int kTile = 64;  // own rows (dq) or keys (dk/dv) per block, streamed rows per tile
+constexpr int kWarps = kThreads / 32;
+static_assert(kThreads == 256 && kTile == 16 * (kWarps / 2));
+
+// Row strides: own rows (read as A: rows g and g + 1 of a phase) 16 banks apart, as the
+// forward's Q; streamed rows (read as the score's B and as the second product's B) 8 banks
+// apart, which with bwd_perm's order serves both reads.
+template <int D>
+struct Strides {
+  static constexpr int kOwn = D + 16;
+  static constexpr int kStream = D + 8;
+};
+
+// A float4 read by a warp is served in four phases of 8 lanes (128 bytes each); it is
+// conflict-free when the 8 lanes of each phase hit 8 distinct groups of 4 banks. Offsets are
+// in floats, per lane; `kind` 0: own A rows (g, dims 4q), 1: the score's B rows
+// (bwd_perm(g), dims 4q), 2 and 3: the second product's B rows (bwd_perm(2q + i), dims 4g).
+constexpr bool conflict_free(int stride, int kind) {
+  for (int phase = 0; phase < 4; ++phase) {
+    bool used[8] = {};
+    for (int lane = 8 * phase; lane < 8 * phase + 8; ++lane) {
+      const int g = lane / 4, q = lane % 4;
+      const int offset = kind == 0   ? g * stride + 4 * q
+                         : kind == 1 ? bwd_perm(g) * stride + 4 * q
+                                     : bwd_perm(2 * q + kind - 2) * stride + 4 * g;
+      const int group = (offset % 32) / 4;
+      if (used[group]) return false;
+      used[group] = true;
+    }
+  }
+  return true;
+}
+static_assert(conflict_free(Strides<64>::kOwn, 0) && conflict_free(Strides<128>::kOwn, 0));
+static_assert(conflict_free(Strides<64>::kStream, 1) && conflict_free(Strides<128>::kStream, 1));
+static_assert(conflict_free(Strides<64>::kStream, 2) && conflict_free(Strides<128>::kStream, 2));
+static_assert(conflict_free(Strides<64>::kStream, 3) && conflict_free(Strides<128>::kStream, 3));
+// Further rows of a read (own row g + 8, n-tile j's rows 8j + ...) move every lane by a
+// multiple of 32 floats, so the same banks.
+static_assert((8 * Strides<64>::kOwn) % 32 == 0 && (8 * Strides<128>::kOwn) % 32 == 0);
+static_assert((8 * Strides<64>::kStream) % 32 == 0 && (8 * Strides<128>::kStream) % 32 == 0);
+
+// The float4 reads of score() and second() hard-code the maps of attention_tf32x3_fragments.hpp;
+// these checks tie them together (the unit test checks the maps against a matrix product).
+constexpr bool maps_match_float4_reads() {
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, q = lane % 4;
+    for (int step = 0; step < 2; ++step) {
+      // Own A: a_i of step `step` is component 2 step + (i >> 1) of the float4 at dim 4q of
+      // own row g (i even) or g + 8 (i odd).
+      for (int i = 0; i < 4; ++i)
+        if (a_row(lane, i) != g + 8 * (i & 1) || qk_dim(step, a_col(lane, i)) != 4 * q + 2 * step + (i >> 1))
+          return false;
+      // Streamed B: b_i of step `step` is component 2 step + i of the float4 at dim 4q of
+      // streamed row 8j + bwd_perm(g).
+      for (int i = 0; i < 2; ++i)
+        if (bwd_stream_n(0, b_col(lane, i)) != bwd_perm(g) || qk_dim(step, b_row(lane, i)) != 4 * q + 2 * step + i)
+          return false;
+    }
+    for (int i = 0; i < 4; ++i) {
+      // The score's c_i is (own row g + 8 (i >> 1), streamed row 8j + bwd_perm(2q + (i & 1))).
+      if (c_row(lane, i) != g + 8 * (i >> 1) || bwd_stream_n(0, c_col(lane, i)) != bwd_perm(2 * q + (i & 1)))
+        return false;
+      // The second product's a_i is the score's c_{p_from_s(i)}: same own row, same streamed row.
+      if (a_row(lane, i) != c_row(lane, p_from_s(i)) ||
+          bwd_stream_k(0, a_col(lane, i)) != bwd_stream_n(0, c_col(lane, p_from_s(i))))
+        return false;
+    }
+    for (int nt = 0; nt < 16; ++nt) {
+      // Second B: b_i of n-tile nt is component nt % 4 of the float4 at dim 32 (nt / 4) + 4g of
+      // streamed row 8j + bwd_perm(2q + i).
+      for (int i = 0; i < 2; ++i)
+        if (bwd_stream_k(0, b_row(lane, i)) != bwd_perm(2 * q + i) ||
+            pv_dim(nt, b_col(lane, i)) != 32 * (nt / 4) + 4 * g + nt % 4)
+          return false;
+      // The output's c_i of n-tile nt is (own row g + 8 (i >> 1), dim 32 (nt / 4) + 8q + 4 (i & 1) + nt % 4).
+      for (int i = 0; i < 4; ++i)
+        if (c_row(lane, i) != g + 8 * (i >> 1) ||
+            pv_dim(nt, c_col(lane, i)) != 32 * (nt / 4) + 8 * q + 4 * (i & 1) + nt % 4)
+          return false;
+    }
+  }
+  return true;
+}
+static_assert(maps_match_float4_reads());
+
+// c[p][j] += A_p B_p^T for kPairs products at once (more independent accumulator chains):
+// A_p's 16 own rows at a[p] (this lane's row g, dim 4q; row g + 8 at + 8 kA), B_p's n-tile j
+// at b[p] + 8 j kB (this lane's streamed row bwd_perm(g), dim 4q), over D head dims in chunks of
+// 16 = two k-steps (qk_dim).
+template <int D, int NT, int kPairs, int kA, int kB, bool kFast>
+__device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
+                                      const float* const (&b)[kPairs]) {
+#pragma unroll(D <= 64 ? 1 : 2)
+  for (int ch = 0; ch < D; ch += 16) {
+    Split a0[kPairs][4], a1[kPairs][4];
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p) {
+      const float4 x0 = *reinterpret_cast<const float4*>(a[p] + ch);
+      const float4 x1 = *reinterpret_cast<const float4*>(a[p] + 8 * kA + ch);
+      // Step 0 takes components x, y; step 1 z, w: a = (row g, row g + 8) x (k = q, q + 4).
+      a0[p][0] = split<kFast>(x0.x), a0[p][1] = split<kFast>(x1.x), a0[p][2] = split<kFast>(x0.y),
+      a0[p][3] = split<kFast>(x1.y);
+      a1[p][0] = split<kFast>(x0.z), a1[p][1] = split<kFast>(x1.z), a1[p][2] = split<kFast>(x0.w),
+      a1[p][3] = split<kFast>(x1.w);
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int p = 0; p < kPairs; ++p) {
+        const float4 y = *reinterpret_cast<const float4*>(b[p] + 8 * j * kB + ch);
+        const Split b0[2] = {split<kFast>(y.x), split<kFast>(y.y)};
+        const Split b1[2] = {split<kFast>(y.z), split<kFast>(y.w)};
+        mma3(c[p][j], a0[p], b0);
+        mma3(c[p][j], a1[p], b1);
+      }
+  }
+}
+
+// acc += C B: C = the score accumulators (P or dS) as A fragments, k-step j = the streamed rows
+// of n-tile j (bwd_stream_k); B's rows 8j + bwd_perm(2q) and 8j + bwd_perm(2q + 1) at b0 and b1
+// + 8 j kB (this lane's dims 32c + 4g .. + 3 each: components e of n-tiles 4c + e, pv_dim).
+template <int D, int NT, int kB, bool kFast>
+__device__ __forceinline__ void second(float (&acc)[D / 8][4], const float (&c)[NT][4], const float* b0,
+                                       const float* b1) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    const Split a[4] = {split<kFast>(c[j][p_from_s(0)]), split<kFast>(c[j][p_from_s(1)]),
+                        split<kFast>(c[j][p_from_s(2)]), split<kFast>(c[j][p_from_s(3)])};
+#pragma unroll
+    for (int cc = 0; cc < D / 32; ++cc) {
+      const float4 v0 = *reinterpret_cast<const float4*>(b0 + 8 * j * kB + 32 * cc);
+      const float4 v1 = *reinterpret_cast<const float4*>(b1 + 8 * j * kB + 32 * cc);
+      const float e0[4] = {v0.x, v0.y, v0.z, v0.w}, e1[4] = {v1.x, v1.y, v1.z, v1.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const Split bv[2] = {split<kFast>(e0[e]), split<kFast>(e1[e])};
+        mma3(acc[4 * cc + e], a, bv);
+      }
+    }
+  }
+}
+
+// Stores this lane's rows g and g + 8 (at dst0 and dst0 + 8 D, when `valid`) of a 16 x D
+// output times `mul`: dims 32c + 8q + 4e .. + 3 are accumulator 2 hr + e of n-tiles 4c .. 4c + 3.
+template <int D>
+__device__ __forceinline__ void store_rows(float* dst0, const float (&acc)[D / 8][4], float mul, const bool (&valid)[2],
+                                           int lq) {
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    if (!valid[hr]) continue;
+    float* o = dst0 + 8 * hr * D;
+#pragma unroll
+    for (int c = 0; c < D / 32; ++c)
+#pragma unroll
+      for (int e = 0; e < 2; ++e)
+        *reinterpret_cast<float4*>(o + 32 * c + 8 * lq + 4 * e) =
+            make_float4(acc[4 * c][2 * hr + e] * mul, acc[4 * c + 1][2 * hr + e] * mul,
+                        acc[4 * c + 2][2 * hr + e] * mul, acc[4 * c + 3][2 * hr + e] * mul);
+  }
+}
+
+template <int D>
+struct DqLayout {
+  using S = Strides<D>;
+  static constexpr int kQ = 0;                               // [64][D + 16] own query rows
+  static constexpr int kG = kQ + kTile * S::kOwn;            // [64][D + 16] their grad_out rows
+  static constexpr int kK = kG + kTile * S::kOwn;            // [2][64][D + 8] K tiles
+  static constexpr int kV = kK + 2 * kTile * S::kStream;     // [2][64][D + 8] V tiles
+  static constexpr int kFloats = kV + 2 * kTile * S::kStream;
+  static constexpr std::size_t kBytes = sizeof(float) * kFloats;
+  // After the loop the K tiles take the second key half's partial dQ: [4][D / 8][32] float4s.
+  static_assert(4 * (D / 8) * 32 * 4 <= 2 * kTile * S::kStream);
+};
+static_assert(DqLayout<64>::kBytes == 114688 && DqLayout<128>::kBytes == 212992);
+
+template <int D>
+struct DkvLayout {
+  using S = Strides<D>;
+  static constexpr int kK = 0;                               // [64][D + 16] own key rows
+  static constexpr int kV = kK + kTile * S::kOwn;            // [64][D + 16] their value rows
+  static constexpr int kQ = kV + kTile * S::kOwn;            // [2][64][D + 8] Q tiles
+  static constexpr int kG = kQ + 2 * kTile * S::kStream;     // [2][64][D + 8] grad_out tiles
+  static constexpr int kX = kG + 2 * kTile * S::kStream;     // [4][8][32] float4: P^T, warp w to w + 4
+  static constexpr int kStats = kX + 4 * 8 * 32 * 4;         // [2][lse 64, delta 64]
+  static constexpr int kFloats = kStats + 2 * 2 * kTile;
+  static constexpr std::size_t kBytes = sizeof(float) * kFloats;
+};
+static_assert(DkvLayout<64>::kBytes == 132096 && DkvLayout<128>::kBytes == 230400);
+static_assert(DkvLayout<128>::kBytes <= 232448);  // sm_90's opt-in limit per block (227 KiB)
+
+template <int D, bool kFast>
+__global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, TiledShape s) {
+  using L = DqLayout<D>;
+  using St = Strides<D>;
+  constexpr int kOTiles = D / 8;  // dQ's n-tiles
+  constexpr int kHalf = 4;        // score n-tiles a warp: 32 of the tile's 64 keys
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* smem = reinterpret_cast<float*>(smem_raw);
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, lq = lane % 4;
+  const int rg = warp % 4, kh = warp / 4;  // row group (16 rows), key half (32 keys)
+  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
+  // Causal: the last row tiles see the most keys; the grid starts them first.
+  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kTile;
+  const float* kp = static_cast<const float*>(p.k) + (b * s.heads_kv + hk) * s.seq_k * D;
+  const float* vp = static_cast<const float*>(p.v) + (b * s.heads_kv + hk) * s.seq_k * D;
+  // Top-left causal: row i sees keys j <= i, so the block's last row bounds its keys.
+  const int key_end = s.causal ? min(s.seq_k, m0 + kTile) : s.seq_k;
+  const int tiles = (key_end + kTile - 1) / kTile;
+  const int row0 = m0 + 16 * rg + g;  // this lane's rows: row0 and row0 + 8
+
+  stage<D, kTile, St::kOwn>(smem + L::kQ, static_cast<const float*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
+  stage<D, kTile, St::kOwn>(smem + L::kG, static_cast<const float*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
+  if (tiles > 0) {
+    stage<D, kTile, St::kStream>(smem + L::kK, kp, 0, s.seq_k);
+    stage<D, kTile, St::kStream>(smem + L::kV, vp, 0, s.seq_k);
+  }
+  commit_group();
+
+  float lse[2], delta[2];
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int row = row0 + 8 * hr;
+    lse[hr] = row < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + row] : -INFINITY;
+    delta[hr] = row < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + row] : 0.f;
+  }
+  float acc[kOTiles][4];
+#pragma unroll
+  for (int nt = 0; nt < kOTiles; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+
+  // This lane's reads: own rows g (and g + 8) at dim 4q; streamed rows of its key half:
+  // bwd_perm(g) at dim 4q (score), bwd_perm(2q) and bwd_perm(2q + 1) at dim 4g (dQ += dS K).
+  const int sk0 = bwd_perm(2 * lq), sk1 = bwd_perm(2 * lq + 1);  // the keys of its score registers
+  const float* const own[2] = {smem + L::kQ + (16 * rg + g) * St::kOwn + 4 * lq,
+                               smem + L::kG + (16 * rg + g) * St::kOwn + 4 * lq};
+  const int b_score = (32 * kh + bwd_perm(g)) * St::kStream + 4 * lq;
+  const int b_pv0 = (32 * kh + sk0) * St::kStream + 4 * g, b_pv1 = (32 * kh + sk1) * St::kStream + 4 * g;
+
+  for (int t = 0; t < tiles; ++t) {
+    const int buf = t & 1;
+    const float* ks = smem + L::kK + buf * kTile * St::kStream;
+    const float* vs = smem + L::kV + buf * kTile * St::kStream;
+    wait_groups<0>();  // this thread's part of K_t and V_t (and, at t = 0, of Q and dO)
+    __syncthreads();   // everyone's; everyone is done with tile t - 1, whose buffers take t + 1
+    if (t + 1 < tiles) {
+      stage<D, kTile, St::kStream>(smem + L::kK + (buf ^ 1) * kTile * St::kStream, kp, (t + 1) * kTile, s.seq_k);
+      stage<D, kTile, St::kStream>(smem + L::kV + (buf ^ 1) * kTile * St::kStream, vp, (t + 1) * kTile, s.seq_k);
+    }
+    commit_group();
+
+    float sd[2][kHalf][4];  // S and dP
+#pragma unroll
+    for (int x = 0; x < 2; ++x)
+#pragma unroll
+      for (int j = 0; j < kHalf; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sd[x][j][i] = 0.f;
+    const float* const stream[2] = {ks + b_score, vs + b_score};
+    score<D, kHalf, 2, St::kOwn, St::kStream, kFast>(sd, own, stream);
+
+    // dS = P (dP - delta) into sd[0]; hidden scores 0.
+    const int kbase = t * kTile + 32 * kh;
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int hr = i >> 1, row = row0 + 8 * hr;
+        const int key = kbase + 8 * j + ((i & 1) ? sk1 : sk0);
+        const bool visible = key < s.seq_k && (!s.causal || key <= row) && lse[hr] != -INFINITY;
+        const float prob = visible ? expf(sd[0][j][i] * s.scale - lse[hr]) : 0.f;
+        sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
+      }
+    second<D, kHalf, St::kStream, kFast>(acc, sd[0], ks + b_pv0, ks + b_pv1);
+  }
+  wait_groups<0>();  // nothing may stay in flight (tiles = 0: Q's and dO's group)
+  __syncthreads();   // everyone is done with the K tiles: they take the second half's dQ
+
+  float4* part = reinterpret_cast<float4*>(smem + L::kK) + rg * kOTiles * 32 + lane;
+  if (kh == 1) {
+#pragma unroll
+    for (int nt = 0; nt < kOTiles; ++nt) part[32 * nt] = make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
+  }
+  __syncthreads();
+  if (kh == 0) {
+#pragma unroll
+    for (int nt = 0; nt < kOTiles; ++nt) {  // the first key half's dQ plus the second's: a fixed order
+      const float4 o = part[32 * nt];
+      acc[nt][0] += o.x;
+      acc[nt][1] += o.y;
+      acc[nt][2] += o.z;
+      acc[nt][3] += o.w;
+    }
+    const bool valid[2] = {row0 < s.seq_q, row0 + 8 < s.seq_q};
+    store_rows<D>(static_cast<float*>(p.dq) + (bh * s.seq_q + row0) * D, acc, s.scale, valid, lq);
+  }
+}
+
+template <int D, bool kFast>
+__global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, TiledShape s) {
+  using L = DkvLayout<D>;
+  using St = Strides<D>;
+  constexpr int kOTiles = D / 8;   // dK's or dV's n-tiles
+  constexpr int kNT = kTile / 8;   // score n-tiles: the tile's 64 rows
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  float* smem = reinterpret_cast<float*>(smem_raw);
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, lq = lane % 4;
+  // Key group (16 keys) and role: 0 computes P^T and dV, 1 dP^T, dS^T and dK.
+  const int kg = warp % 4, role = warp / 4;
+  const std::int64_t bhk = blockIdx.x, b = bhk / s.heads_kv, hk = bhk % s.heads_kv;
+  const int n0 = static_cast<int>(blockIdx.y) * kTile;  // causal: the first key tiles see the most queries
+  // Top-left causal: query i sees keys j <= i, so queries before n0 see none of the block's keys.
+  const int query_begin = s.causal ? n0 : 0;
+  const int per_head = query_begin < s.seq_q ? (s.seq_q - query_begin + kTile - 1) / kTile : 0;
+  const int tiles = static_cast<int>(s.group) * per_head;
+  // Tile t: query head hk * group + t / per_head, rows query_begin + (t % per_head) * 64 ...
+  auto head_of = [&](int t) { return b * s.heads_q + hk * s.group + t / per_head; };
+  auto row0_of = [&](int t) { return query_begin + (t % per_head) * kTile; };
+  auto stage_rows = [&](int t, int buf) {
+    const std::int64_t bh = head_of(t);
+    stage<D, kTile, St::kStream>(smem + L::kQ + buf * kTile * St::kStream,
+                                 static_cast<const float*>(p.q) + bh * s.seq_q * D, row0_of(t), s.seq_q);
+    stage<D, kTile, St::kStream>(smem + L::kG + buf * kTile * St::kStream,
+                                 static_cast<const float*>(p.grad_out) + bh * s.seq_q * D, row0_of(t), s.seq_q);
+  };
+  // The tile's logsumexp and delta, with plain loads (visible after the next barrier).
+  auto stage_row_stats = [&](int t, int buf) {
+    if (threadIdx.x < kTile) {
+      const std::int64_t bh = head_of(t);
+      const int i = row0_of(t) + static_cast<int>(threadIdx.x);
+      float* stats = smem + L::kStats + buf * 2 * kTile;
+      stats[threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + i] : -INFINITY;
+      stats[kTile + threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + i] : 0.f;
+    }
+  };
+
+  const std::int64_t key_base = bhk * s.seq_k;
+  stage<D, kTile, St::kOwn>(smem + L::kK, static_cast<const float*>(p.k) + key_base * D, n0, s.seq_k);
+  stage<D, kTile, St::kOwn>(smem + L::kV, static_cast<const float*>(p.v) + key_base * D, n0, s.seq_k);
+  if (tiles > 0) {
+    stage_rows(0, 0);
+    stage_row_stats(0, 0);
+  }
+  commit_group();
+
+  float acc[kOTiles][4];
+#pragma unroll
+  for (int nt = 0; nt < kOTiles; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+
+  // This lane's reads: own key rows g (and g + 8) of K (role 0) or V (role 1) at dim 4q;
+  // streamed rows bwd_perm(g) at dim 4q (score), bwd_perm(2q) and bwd_perm(2q + 1) at dim 4g.
+  const int sr0 = bwd_perm(2 * lq), sr1 = bwd_perm(2 * lq + 1);  // the rows of its score registers
+  const float* const own[1] = {smem + (role == 0 ? L::kK : L::kV) + (16 * kg + g) * St::kOwn + 4 * lq};
+  const int b_score = bwd_perm(g) * St::kStream + 4 * lq;
+  const int b_pv0 = sr0 * St::kStream + 4 * g, b_pv1 = sr1 * St::kStream + 4 * g;
+  // Role 0 hands P^T to role 1 in its register order: n-tile j at xs[32 j], same lane.
+  float4* xs = reinterpret_cast<float4*>(smem + L::kX) + kg * kNT * 32 + lane;
+  const int key0 = n0 + 16 * kg + g;  // this lane's keys: key0 and key0 + 8
+
+  for (int t = 0; t < tiles; ++t) {
+    const int buf = t & 1, i0 = row0_of(t);
+    const float* qt = smem + L::kQ + buf * kTile * St::kStream;
+    const float* gt = smem + L::kG + buf * kTile * St::kStream;
+    const float* stats = smem + L::kStats + buf * 2 * kTile;
+    wait_groups<0>();  // this thread's part of the tile (and, at t = 0, of K and V)
+    __syncthreads();   // everyone's, and the row stats; everyone is done with tile t - 1
+    if (t + 1 < tiles) {
+      stage_rows(t + 1, buf ^ 1);
+      stage_row_stats(t + 1, buf ^ 1);
+    }
+    commit_group();
+
+    float sc[1][kNT][4];  // S^T (role 0) or dP^T (role 1)
+#pragma unroll
+    for (int j = 0; j < kNT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) sc[0][j][i] = 0.f;
+    const float* const stream[1] = {(role == 0 ? qt : gt) + b_score};
+    score<D, kNT, 1, St::kOwn, St::kStream, kFast>(sc, own, stream);
+
+    auto visible = [&](int j, int i) {
+      const int r = 8 * j + ((i & 1) ? sr1 : sr0), row = i0 + r, key = key0 + 8 * (i >> 1);
+      return key < s.seq_k && row < s.seq_q && (!s.causal || key <= row) && stats[r] != -INFINITY;
+    };
+    if (role == 0) {
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = 8 * j + ((i & 1) ? sr1 : sr0);
+          sc[0][j][i] = visible(j, i) ? expf(sc[0][j][i] * s.scale - stats[r]) : 0.f;
+        }
+        xs[32 * j] = make_float4(sc[0][j][0], sc[0][j][1], sc[0][j][2], sc[0][j][3]);
+      }
+    }
+    __syncthreads();  // P^T visible to role 1
+    if (role == 1) {
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        const float4 pf = xs[32 * j];
+        const float pe[4] = {pf.x, pf.y, pf.z, pf.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = 8 * j + ((i & 1) ? sr1 : sr0);
+          sc[0][j][i] = visible(j, i) ? pe[i] * (sc[0][j][i] - stats[kTile + r]) : 0.f;
+        }
+      }
+    }
+    // Role 0: dV += P^T dO; role 1: dK += dS^T Q.
+    const float* bt = role == 0 ? gt : qt;
+    second<D, kNT, St::kStream, kFast>(acc, sc[0], bt + b_pv0, bt + b_pv1);
+  }
+  wait_groups<0>();  // nothing may stay in flight when the block exits (tiles = 0: K and V)
+
+  const bool valid[2] = {key0 < s.seq_k, key0 + 8 < s.seq_k};
+  float* dst = static_cast<float*>(role == 0 ? p.dv : p.dk) + (key_base + key0) * D;
+  store_rows<D>(dst, acc, role == 0 ? 1.f : s.scale, valid, lq);
+}
+
+template <class Kernel>
+void launch(Kernel kernel, std::size_t smem, dim3 grid, const Pointers& p, const TiledShape& s, cudaStream_t stream) {
+  FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernel<<<grid, kThreads, smem, stream>>>(p, s);
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+std::int64_t tiles_of(std::int64_t n) { return (n + kTile - 1) / kTile; }
+
+}  // namespace
+
+bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
+  // (batch, head) pairs run along grid x (up to 2^31 - 1), row or key tiles along grid y.
+  return tiled_backward_f32_fits(d, p) && d.batch * d.heads_q <= 0x7fffffff && tiles_of(d.seq_q) <= 65535 &&
+         tiles_of(d.seq_k) <= 65535;
+}
+
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
+  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_q * d.seq_q > 0, Unsupported,
+                "scaled_dot_product_attention_backward: the 3xTF32 F32 dq was given a problem it does not take");
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(tiles_of(d.seq_q)));
+  const TiledShape s = tiled_shape_of(d);
+  if (d.head_dim == 64)
+    fast_split ? launch(tf32x3_dq_kernel<64, true>, DqLayout<64>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dq_kernel<64, false>, DqLayout<64>::kBytes, grid, p, s, stream);
+  else
+    fast_split ? launch(tf32x3_dq_kernel<128, true>, DqLayout<128>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dq_kernel<128, false>, DqLayout<128>::kBytes, grid, p, s, stream);
+}
+
+void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
+  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_kv * d.seq_k > 0, Unsupported,
+                "scaled_dot_product_attention_backward: the 3xTF32 F32 dk/dv was given a problem it does not take");
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(tiles_of(d.seq_k)));
+  const TiledShape s = tiled_shape_of(d);
+  if (d.head_dim == 64)
+    fast_split ? launch(tf32x3_dkdv_kernel<64, true>, DkvLayout<64>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dkdv_kernel<64, false>, DkvLayout<64>::kBytes, grid, p, s, stream);
+  else
+    fast_split ? launch(tf32x3_dkdv_kernel<128, true>, DkvLayout<128>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dkdv_kernel<128, false>, DkvLayout<128>::kBytes, grid, p, s, stream);
+}
+
+}  // namespace ferrite::cuda::attention
