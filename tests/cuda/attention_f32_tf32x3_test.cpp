@@ -1,9 +1,12 @@
-// The 3xTF32 F32 attention forward (src/cuda/attention/attention_f32_tf32x3.cu), called
-// directly, whatever FERRITE_ATTENTION_F32_TF32X3 says: both of its splits against the SIMT
-// tiled forward (attention_f32_tiled.cu) on the same inputs, at the tolerance the conformance
-// suite gives F32 attention on CUDA (rtol 1e-4, atol 1e-5), on shapes that reach every edge
-// of its tiles (ragged rows and keys, several row blocks, causal with Sq > Sk and Sq < Sk, GQA,
-// Sk = 0), with NaN rows, and bit for bit against itself on a second run.
+// The 3xTF32 F32 attention forward and backward (src/cuda/attention/attention_f32_tf32x3.cu,
+// attention_f32_tf32x3_bwd.cu), called directly, whatever FERRITE_ATTENTION_F32_TF32X3 says:
+// both of their splits against the SIMT tiled kernels (attention_f32_tiled.cu,
+// attention_f32_tiled_bwd.cu) on the same inputs, at the tolerances the tiled kernels are held
+// to (forward: the conformance suite's F32 attention tolerance on CUDA, rtol 1e-4, atol 1e-5;
+// gradients: rtol 2e-4, atol 1e-4, as attention_f32_tiled_test.cpp), on shapes that reach every
+// edge of their tiles (ragged rows and keys, several row and key blocks, causal with Sq > Sk
+// and Sq < Sk, GQA, Sk = 0, Sq = 0 for the backward), with NaN inputs, and bit for bit against
+// themselves on a second run.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -34,8 +37,7 @@ struct Result {
   Tensor out, lse;
 };
 
-// kernel: 0 the SIMT tiled forward, 1 3xTF32 with rounded splits, 2 with fast splits.
-Result run(const Problem& pr, const Tensor& q, const Tensor& k, const Tensor& v, int kernel) {
+AttentionDesc desc_of(const Problem& pr) {
   AttentionDesc d;
   d.dtype = DType::F32;
   d.batch = pr.b;
@@ -47,6 +49,12 @@ Result run(const Problem& pr, const Tensor& q, const Tensor& k, const Tensor& v,
   d.causal = pr.causal;
   d.scale = 1.0 / std::sqrt(static_cast<double>(pr.d));
   d.set_row_major_strides();
+  return d;
+}
+
+// kernel: 0 the SIMT tiled forward, 1 3xTF32 with rounded splits, 2 with fast splits.
+Result run(const Problem& pr, const Tensor& q, const Tensor& k, const Tensor& v, int kernel) {
+  const AttentionDesc d = desc_of(pr);
   const Device gpu = Device::cuda(0);
   Result r{empty({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu), empty({pr.b, pr.hq, pr.sq}, DType::F32, gpu)};
   attention::Pointers p;
@@ -143,6 +151,192 @@ TEST_F(Tf32x3Attention, NaNRowsAsTheSimtKernel) {
         }
     }
   }
+}
+
+// ---- The backward ----
+
+// The routing predicate needs no device. Beyond the SIMT backward's, it wants the row and key
+// tile counts (64 a tile) to fit grid y.
+TEST(Tf32x3AttentionBackward, TakesWhatTheTiledBackwardTakesWithinGridY) {
+  alignas(16) static float storage[8];
+  attention::Pointers p;
+  p.q = p.k = p.v = p.grad_out = p.out = storage;
+  p.dq = p.dk = p.dv = storage;
+  for (const std::int64_t d : {64, 128})
+    for (const bool causal : {false, true}) {
+      Problem pr{2, 4, 2, 77, 130, d, causal};
+      EXPECT_TRUE(attention::tiled_backward_f32_tf32x3_fits(desc_of(pr), p)) << d;
+      pr.sq = 0;
+      EXPECT_TRUE(attention::tiled_backward_f32_tf32x3_fits(desc_of(pr), p)) << "Sq = 0, " << d;
+      pr.sq = 20, pr.sk = 0;
+      EXPECT_TRUE(attention::tiled_backward_f32_tf32x3_fits(desc_of(pr), p)) << "Sk = 0, " << d;
+      pr.sq = pr.sk = 65535 * 64;
+      EXPECT_TRUE(attention::tiled_backward_f32_tf32x3_fits(desc_of(pr), p)) << "65535 tiles, " << d;
+      pr.sq = 65535 * 64 + 1;
+      EXPECT_FALSE(attention::tiled_backward_f32_tf32x3_fits(desc_of(pr), p)) << "65536 row tiles, " << d;
+      pr.sq = 20, pr.sk = 65535 * 64 + 1;
+      EXPECT_FALSE(attention::tiled_backward_f32_tf32x3_fits(desc_of(pr), p)) << "65536 key tiles, " << d;
+    }
+  AttentionDesc other = desc_of(Problem{1, 2, 2, 64, 64, 80, false});
+  EXPECT_FALSE(attention::tiled_backward_f32_tf32x3_fits(other, p)) << "D = 80";
+  other = desc_of(Problem{1, 2, 2, 64, 64, 64, false});
+  other.mask = AttentionMaskKind::Bool;
+  EXPECT_FALSE(attention::tiled_backward_f32_tf32x3_fits(other, p)) << "explicit mask";
+  attention::Pointers off = p;
+  off.dk = storage + 1;  // off the 16-byte grid
+  EXPECT_FALSE(attention::tiled_backward_f32_tf32x3_fits(desc_of(Problem{1, 2, 2, 64, 64, 64, false}), off));
+}
+
+struct Grads {
+  Tensor dq, dk, dv;
+};
+
+// The backward's inputs: q, k, v, grad_out, and the SIMT tiled forward's out and logsumexp, with
+// delta as backward() computes it (delta_kernel, before whichever dq and dk/dv kernels it picks).
+struct BackwardInputs {
+  Problem pr;
+  Tensor q, k, v, go, out, lse, delta;
+};
+
+BackwardInputs prepare(const Problem& pr, Tensor q, Tensor k, Tensor v, Tensor go) {
+  const Device gpu = Device::cuda(0);
+  BackwardInputs in{pr, std::move(q), std::move(k), std::move(v), std::move(go),
+                    zeros({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu), zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu),
+                    zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu)};
+  if (pr.sq == 0) return in;  // nothing to run forward: the dk/dv kernel reads none of them
+  Result fwd = run(pr, in.q, in.k, in.v, 0);
+  in.out = fwd.out;
+  in.lse = fwd.lse;
+  Tensor dq = empty(in.q.shape(), DType::F32, gpu), dk = empty(in.k.shape(), DType::F32, gpu),
+         dv = empty(in.v.shape(), DType::F32, gpu);
+  attention::Pointers p;
+  p.q = in.q.data_ptr();
+  p.k = in.k.data_ptr();
+  p.v = in.v.data_ptr();
+  p.out = in.out.data_ptr();
+  p.grad_out = in.go.data_ptr();
+  p.logsumexp = in.lse.mutable_data_ptr();
+  p.delta = in.delta.mutable_data_ptr();
+  p.dq = dq.mutable_data_ptr();
+  p.dk = dk.mutable_data_ptr();
+  p.dv = dv.mutable_data_ptr();
+  const auto stream = static_cast<cudaStream_t>(cuda::current_stream(0));
+  attention::backward(desc_of(pr), p, stream);
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  return in;
+}
+
+// kernel: 0 the SIMT tiled backward, 1 3xTF32 with rounded splits, 2 with fast splits. The
+// gradients start as NaN, so an element a kernel fails to write shows.
+Grads run_backward(const BackwardInputs& in, int kernel) {
+  const Problem& pr = in.pr;
+  const AttentionDesc d = desc_of(pr);
+  const Device gpu = Device::cuda(0);
+  Grads g{full(in.q.shape(), NAN, DType::F32, gpu), full(in.k.shape(), NAN, DType::F32, gpu),
+          full(in.v.shape(), NAN, DType::F32, gpu)};
+  attention::Pointers p;
+  p.q = in.q.data_ptr();
+  p.k = in.k.data_ptr();
+  p.v = in.v.data_ptr();
+  p.out = in.out.data_ptr();
+  p.grad_out = in.go.data_ptr();
+  p.logsumexp = in.lse.mutable_data_ptr();
+  p.delta = in.delta.mutable_data_ptr();
+  p.dq = g.dq.mutable_data_ptr();
+  p.dk = g.dk.mutable_data_ptr();
+  p.dv = g.dv.mutable_data_ptr();
+  EXPECT_TRUE(attention::tiled_backward_f32_tf32x3_fits(d, p));
+  const auto stream = static_cast<cudaStream_t>(cuda::current_stream(0));
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  if (pr.sq > 0) {
+    if (kernel == 0)
+      attention::tiled_backward_dq_f32(d, p, stream);
+    else
+      attention::tiled_backward_dq_f32_tf32x3(d, p, kernel == 2, stream);
+  }
+  if (pr.sk > 0) {
+    if (kernel == 0)
+      attention::tiled_backward_dkdv_f32(d, p, stream);
+    else
+      attention::tiled_backward_dkdv_f32_tf32x3(d, p, kernel == 2, stream);
+  }
+  EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+  return g;
+}
+
+// Every gradient of both splits within the tiled kernels' gradient tolerance of the SIMT
+// backward's, and the same bits on a second run.
+void expect_backward_agrees(const BackwardInputs& in, const std::string& what0) {
+  const Grads simt = run_backward(in, 0);
+  for (const int kernel : {1, 2}) {
+    const Grads tc = run_backward(in, kernel);
+    const std::string what = "split " + std::to_string(kernel) + ", " + what0;
+    EXPECT_EQ(conformance::compare(tc.dq, simt.dq, {2e-4, 1e-4}), "") << "dq, " << what;
+    EXPECT_EQ(conformance::compare(tc.dk, simt.dk, {2e-4, 1e-4}), "") << "dk, " << what;
+    EXPECT_EQ(conformance::compare(tc.dv, simt.dv, {2e-4, 1e-4}), "") << "dv, " << what;
+    const Grads again = run_backward(in, kernel);
+    EXPECT_EQ(host(again.dq), host(tc.dq)) << "dq repeats, " << what;
+    EXPECT_EQ(host(again.dk), host(tc.dk)) << "dk repeats, " << what;
+    EXPECT_EQ(host(again.dv), host(tc.dv)) << "dv repeats, " << what;
+  }
+}
+
+TEST_F(Tf32x3Attention, BackwardAgreesWithTheSimtKernels) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(93, gpu);
+  for (const Problem& pr : {Problem{2, 2, 2, 77, 77, 64, false}, Problem{1, 3, 3, 130, 130, 128, true},
+                            Problem{2, 4, 2, 130, 77, 64, true}, Problem{1, 4, 1, 77, 200, 128, false},
+                            Problem{1, 2, 2, 40, 130, 64, true}, Problem{1, 2, 2, 300, 300, 128, true},
+                            Problem{1, 4, 2, 517, 333, 128, false}, Problem{1, 2, 2, 1000, 1000, 128, true},
+                            Problem{1, 6, 2, 200, 330, 64, true}, Problem{1, 2, 2, 20, 0, 128, false},
+                            Problem{1, 2, 2, 0, 20, 64, false}, Problem{1, 2, 1, 0, 90, 128, true}}) {
+    for (const bool normal : {false, true}) {
+      auto make = [&](Shape s) {
+        Tensor t = empty(std::move(s), DType::F32, gpu);
+        return normal ? random::normal_(t, 0, 1, &generator) : random::uniform_(t, -1, 1, &generator);
+      };
+      Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
+      Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
+      const BackwardInputs in = prepare(pr, std::move(q), std::move(k), std::move(v), std::move(go));
+      expect_backward_agrees(in, "B " + std::to_string(pr.b) + " Hq " + std::to_string(pr.hq) + " Hkv " +
+                                     std::to_string(pr.hkv) + " Sq " + std::to_string(pr.sq) + " Sk " +
+                                     std::to_string(pr.sk) + " D " + std::to_string(pr.d) +
+                                     (pr.causal ? " causal" : "") + (normal ? " randn" : " uniform"));
+    }
+  }
+}
+
+// A NaN in q, k, v or grad_out: the gradients it reaches are NaN exactly where the SIMT
+// backward's are (a zero weight times a NaN operand is NaN in both: the NaN spreads through
+// whole 64-row or 64-key tiles alike), and the rest agree. One head of each GQA group carries
+// the NaN, so its partner head and the other group stay finite.
+TEST_F(Tf32x3Attention, BackwardNaNAsTheSimtKernels) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(94, gpu);
+  const std::int64_t sq = 130, sk = 70;
+  for (const std::int64_t d : {64, 128})
+    for (const bool causal : {false, true})
+      for (int which = 0; which < 4; ++which) {  // the NaN in q, k, v, grad_out
+        const Problem pr{1, 4, 2, sq, sk, d, causal};
+        std::vector<float> qh = host(random::randn({1, 4, sq, d}, DType::F32, gpu, &generator));
+        std::vector<float> kh = host(random::randn({1, 2, sk, d}, DType::F32, gpu, &generator));
+        std::vector<float> vh = host(random::randn({1, 2, sk, d}, DType::F32, gpu, &generator));
+        std::vector<float> gh = host(random::randn({1, 4, sq, d}, DType::F32, gpu, &generator));
+        if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100
+        if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;   // kv head 1, key 69
+        if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;   // kv head 0, key 10
+        if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;  // head 3, query 129
+        const BackwardInputs in =
+            prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
+                    from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+        const Grads simt = run_backward(in, 0);
+        bool any_nan = false;
+        for (const Tensor* t : {&simt.dq, &simt.dk, &simt.dv})
+          for (const float x : host(*t)) any_nan = any_nan || std::isnan(x);
+        EXPECT_TRUE(any_nan) << "the NaN reaches the SIMT gradients, input " << which;
+        expect_backward_agrees(in, "NaN in input " + std::to_string(which) + ", D " + std::to_string(d) +
+                                       (causal ? " causal" : ""));
+      }
 }
 
 }  // namespace

@@ -166,6 +166,89 @@ TEST(Tf32x3Fragments, OneWarpReplaysBothProducts) {
       }
 }
 
+// The backward's streamed-row order: a permutation within each 8-row n-tile.
+TEST(Tf32x3Fragments, BackwardRowOrdersArePermutations) {
+  int seen[8] = {};
+  for (int n = 0; n < 8; ++n) ++seen[bwd_perm(n)];
+  for (int x : seen) EXPECT_EQ(x, 1);
+  for (int j = 0; j < 8; ++j) {
+    int n_rows[8] = {}, k_rows[8] = {};
+    for (int x = 0; x < 8; ++x) {
+      ++n_rows[bwd_stream_n(j, x) - 8 * j];
+      ++k_rows[bwd_stream_k(j, x) - 8 * j];
+    }
+    for (int x = 0; x < 8; ++x) EXPECT_EQ(n_rows[x] * k_rows[x], 1);
+  }
+}
+
+// One warp of the backward (attention_f32_tf32x3_bwd.cu): the score product C = A B^T (16 own
+// rows, a 64-row streamed tile, D dims; S = Q K^T, dP = dO V^T, S^T = K Q^T, dP^T = V dO^T),
+// then X C' with X (P or dS) in C's accumulators and C' a second streamed matrix (dQ += dS K,
+// dV += P^T dO, dK += dS^T Q), gathered with the kernel's maps, against plain products.
+TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
+  constexpr int D = 128, kStream = 64;
+  std::mt19937 rng(6);
+  std::uniform_int_distribution<int> u(-8, 8);
+  std::vector<double> own(16 * D), stream(kStream * D), x(16 * kStream), stream2(kStream * D);
+  for (auto* m : {&own, &stream, &x, &stream2})
+    for (double& e : *m) e = u(rng);
+
+  static CFrag c[8];
+  for (auto& tile : c)
+    for (auto& lane : tile)
+      for (double& e : lane) e = 0;
+  for (int ch = 0; ch < D; ch += 16)
+    for (int step = 0; step < 2; ++step) {
+      AFrag a;
+      for (int lane = 0; lane < kLanes; ++lane)
+        for (int i = 0; i < 4; ++i) a[lane][i] = own[a_row(lane, i) * D + ch + qk_dim(step, a_col(lane, i))];
+      for (int j = 0; j < 8; ++j) {
+        BFrag b;
+        for (int lane = 0; lane < kLanes; ++lane)
+          for (int i = 0; i < 2; ++i)
+            b[lane][i] = stream[bwd_stream_n(j, b_col(lane, i)) * D + ch + qk_dim(step, b_row(lane, i))];
+        emulated_mma(c[j], a, b);
+      }
+    }
+  for (int j = 0; j < 8; ++j)
+    for (int lane = 0; lane < kLanes; ++lane)
+      for (int i = 0; i < 4; ++i) {
+        const int row = c_row(lane, i), r = bwd_stream_n(j, c_col(lane, i));
+        double want = 0;
+        for (int d = 0; d < D; ++d) want += own[row * D + d] * stream[r * D + d];
+        ASSERT_EQ(c[j][lane][i], want) << "score own row " << row << " streamed row " << r;
+      }
+
+  // X into the score's accumulator layout, then the second product.
+  for (int j = 0; j < 8; ++j)
+    for (int lane = 0; lane < kLanes; ++lane)
+      for (int i = 0; i < 4; ++i) c[j][lane][i] = x[c_row(lane, i) * kStream + bwd_stream_n(j, c_col(lane, i))];
+  static CFrag o[D / 8];
+  for (auto& tile : o)
+    for (auto& lane : tile)
+      for (double& e : lane) e = 0;
+  for (int j = 0; j < 8; ++j) {
+    AFrag a;
+    for (int lane = 0; lane < kLanes; ++lane)
+      for (int i = 0; i < 4; ++i) a[lane][i] = c[j][lane][p_from_s(i)];
+    for (int nt = 0; nt < D / 8; ++nt) {
+      BFrag b;
+      for (int lane = 0; lane < kLanes; ++lane)
+        for (int i = 0; i < 2; ++i)
+          b[lane][i] = stream2[bwd_stream_k(j, b_row(lane, i)) * D + pv_dim(nt, b_col(lane, i))];
+      emulated_mma(o[nt], a, b);
+    }
+  }
+  for (int nt = 0; nt < D / 8; ++nt)
+    for (int lane = 0; lane < kLanes; ++lane)
+      for (int i = 0; i < 4; ++i) {
+        const int row = c_row(lane, i), dim = pv_dim(nt, c_col(lane, i));
+        double want = 0;
+        for (int r = 0; r < kStream; ++r) want += x[row * kStream + r] * stream2[r * D + dim];
+        ASSERT_EQ(o[nt][lane][i], want) << "second product own row " << row << " dim " << dim;
+      }
+}
+
 // ---- The kernel's arithmetic on the host ----
 
 // cvt.rna.tf32.f32: nearest, ties away from zero, to 10 stored mantissa bits (the low 13 bits
