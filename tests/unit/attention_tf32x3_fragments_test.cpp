@@ -1,5 +1,5 @@
-// The 3xTF32 F32 attention forward (src/cuda/attention/attention_f32_tf32x3.cu) on the host,
-// no GPU needed:
+// The 3xTF32 F32 attention forward (src/cuda/attention/attention_f32_tf32x3.cu) and backward on
+// the host, no GPU needed:
 //  - its index maps (attention_tf32x3_fragments.hpp: PTX's m16n8k8 TF32 fragment layout and
 //    the kernel's k/n orders) replayed for one warp, with an emulated MMA, against plain
 //    matrix products: S = Q K^T over 16-dim chunks, then O = P V with P taken from S's
@@ -7,6 +7,10 @@
 //  - its arithmetic (TF32 splits, three MMAs per product, F32 online softmax in 64-key tiles)
 //    emulated on random problems and compared with an FP64 reference, against the F32
 //    attention tolerance of the conformance suite (CUDA vs CPU: rtol 1e-4, atol 1e-5).
+// And the same for the backward (attention_f32_tf32x3_bwd.cu): its row order and the maps of
+// its two products (a score product with the streamed rows as B, then P or dS from the score
+// accumulators times the streamed rows) replayed for one warp, and its arithmetic emulated
+// against FP64 at the same tolerance.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -458,6 +462,191 @@ TEST(Tf32x3Arithmetic, ErrorFitsTheF32AttentionTolerance) {
 TEST(Tf32x3Arithmetic, DISABLED_ErrorAtTheBenchShape) {
   report("bench", {2048, 2048, 128, false, true});
   report("bench causal", {2048, 2048, 128, true, true});
+}
+
+// ---- The backward's arithmetic on the host ----
+
+struct GradErrors {
+  double ratio[3] = {0, 0, 0};  // dq, dk, dv: max |err| / (atol + rtol |ref|) at rtol 1e-4, atol 1e-5
+};
+
+// One (batch, head) slice of the backward (attention_f32_tf32x3_bwd.cu) in the kernels' order
+// of operations with `tensor_cores` on (dq: S and dP over 16-dim chunks of two k-steps, dS =
+// P (dP - delta), dQ over 8-key k-steps in bwd_stream_k order, each 64-key tile's two 32-key
+// halves summed apart and added at the end; dk/dv: S^T and dP^T with the key rows as A, dV and
+// dK over 8-row k-steps of 64-row tiles), or plain F32 fmaf sums in order (the SIMT kernels)
+// with it off; against FP64. Out, logsumexp and delta come in as F32 (the forward's and
+// delta_kernel's roundings), as on the GPU.
+GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding rounding, bool fast, unsigned seed) {
+  const int D = pr.d, sq = pr.sq, sk = pr.sk;
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> n01(0.f, 1.f);
+  std::uniform_real_distribution<float> u11(-1.f, 1.f);
+  auto fill = [&](std::size_t size) {
+    std::vector<float> m(size);
+    for (float& x : m) x = pr.normal ? n01(rng) : u11(rng);
+    return m;
+  };
+  const std::size_t nq = static_cast<std::size_t>(sq) * D, nk = static_cast<std::size_t>(sk) * D;
+  const std::vector<float> q = fill(nq), k = fill(nk), v = fill(nk), go = fill(nq);
+  const float scale = 1.f / std::sqrt(static_cast<float>(D));
+  auto at = [D](const std::vector<float>& m, int r, int c) { return m[static_cast<std::size_t>(r) * D + c]; };
+  auto visible = [&](int i, int j) { return i < sq && j < sk && (!pr.causal || j <= i); };
+
+  // FP64 reference, and the F32 inputs the backward reads.
+  std::vector<double> p(static_cast<std::size_t>(sq) * sk, 0.0), dsr(p.size(), 0.0);
+  std::vector<float> lse(static_cast<std::size_t>(sq)), delta(static_cast<std::size_t>(sq));
+  std::vector<double> dq_ref(nq, 0.0), dk_ref(nk, 0.0), dv_ref(nk, 0.0);
+  for (int i = 0; i < sq; ++i) {
+    double mx = -INFINITY;
+    std::vector<double> srow(static_cast<std::size_t>(sk), -INFINITY);
+    for (int j = 0; j < sk; ++j) {
+      if (!visible(i, j)) continue;
+      double dot = 0;
+      for (int c = 0; c < D; ++c) dot += static_cast<double>(at(q, i, c)) * at(k, j, c);
+      srow[static_cast<std::size_t>(j)] = dot * scale;
+      mx = std::max(mx, dot * scale);
+    }
+    double l = 0;
+    for (int j = 0; j < sk; ++j) l += visible(i, j) ? std::exp(srow[static_cast<std::size_t>(j)] - mx) : 0.0;
+    const double lse_ref = mx + std::log(l);
+    lse[static_cast<std::size_t>(i)] = static_cast<float>(lse_ref);
+    std::vector<double> o(static_cast<std::size_t>(D), 0.0);
+    for (int j = 0; j < sk; ++j) {
+      if (!visible(i, j)) continue;
+      const double pij = std::exp(srow[static_cast<std::size_t>(j)] - lse_ref);
+      p[static_cast<std::size_t>(i) * sk + j] = pij;
+      for (int c = 0; c < D; ++c) o[static_cast<std::size_t>(c)] += pij * at(v, j, c);
+    }
+    double dl = 0;
+    float df = 0;
+    for (int c = 0; c < D; ++c) {
+      dl += o[static_cast<std::size_t>(c)] * at(go, i, c);
+      df += static_cast<float>(o[static_cast<std::size_t>(c)]) * at(go, i, c);  // delta_kernel: F32 out
+    }
+    delta[static_cast<std::size_t>(i)] = df;
+    for (int j = 0; j < sk; ++j) {
+      if (!visible(i, j)) continue;
+      double dp = 0;
+      for (int c = 0; c < D; ++c) dp += static_cast<double>(at(go, i, c)) * at(v, j, c);
+      const double pij = p[static_cast<std::size_t>(i) * sk + j], ds = pij * (dp - dl);
+      dsr[static_cast<std::size_t>(i) * sk + j] = ds;
+      for (int c = 0; c < D; ++c) {
+        dq_ref[static_cast<std::size_t>(i) * D + c] += ds * at(k, j, c) * scale;
+        dk_ref[static_cast<std::size_t>(j) * D + c] += ds * at(q, i, c) * scale;
+        dv_ref[static_cast<std::size_t>(j) * D + c] += pij * at(go, i, c);
+      }
+    }
+  }
+
+  // A dot product over the head dims: 16-dim chunks of two MMA k-steps (qk_dim), or fmaf in order.
+  std::vector<float> a8(8), b8(8);
+  auto dot = [&](const std::vector<float>& a, int ra, const std::vector<float>& b, int rb) {
+    float acc = 0;
+    if (!tensor_cores) {
+      for (int c = 0; c < D; ++c) acc = std::fma(at(a, ra, c), at(b, rb, c), acc);
+      return acc;
+    }
+    for (int c = 0; c < D; c += 16)
+      for (int step = 0; step < 2; ++step) {
+        for (int x = 0; x < 8; ++x) a8[static_cast<std::size_t>(x)] = at(a, ra, c + qk_dim(step, x)),
+                                    b8[static_cast<std::size_t>(x)] = at(b, rb, c + qk_dim(step, x));
+        acc = mma3_add(acc, a8.data(), b8.data(), rounding, fast);
+      }
+    return acc;
+  };
+  // The F32 P and dS of (i, j), as the kernels form them; 0 where hidden.
+  std::vector<float> pf(p.size(), 0.f), dsf(p.size(), 0.f), pft(p.size(), 0.f), dsft(p.size(), 0.f);
+  for (int i = 0; i < sq; ++i)
+    for (int j = 0; j < sk; ++j) {
+      if (!visible(i, j)) continue;
+      const std::size_t e = static_cast<std::size_t>(i) * sk + j;
+      const float l = lse[static_cast<std::size_t>(i)], dl = delta[static_cast<std::size_t>(i)];
+      // dq side: Q and dO rows as A; dk/dv side: K and V rows as A (another order of the cross terms).
+      pf[e] = std::exp(dot(q, i, k, j) * scale - l);
+      dsf[e] = pf[e] * (dot(go, i, v, j) - dl);
+      pft[e] = std::exp(dot(k, j, q, i) * scale - l);
+      dsft[e] = pft[e] * (dot(v, j, go, i) - dl);
+    }
+
+  GradErrors errors;
+  auto record = [&](int which, float got, double ref) {
+    errors.ratio[which] = std::max(errors.ratio[which], std::abs(got - ref) / (1e-5 + 1e-4 * std::abs(ref)));
+  };
+  // dq: 64-key tiles, two 32-key halves summed apart, 8-key k-steps in bwd_stream_k order.
+  for (int i = 0; i < sq; ++i)
+    for (int c = 0; c < D; ++c) {
+      float half[2] = {0, 0};
+      for (int j0 = 0; j0 < sk; j0 += 64)
+        for (int kh = 0; kh < 2; ++kh)
+          for (int jj = 0; jj < 4; ++jj) {
+            for (int x = 0; x < 8; ++x) {
+              const int j = j0 + 32 * kh + bwd_stream_k(jj, x);
+              a8[static_cast<std::size_t>(x)] = j < sk ? dsf[static_cast<std::size_t>(i) * sk + j] : 0.f;
+              b8[static_cast<std::size_t>(x)] = j < sk ? at(k, j, c) : 0.f;
+            }
+            if (tensor_cores) {
+              half[kh] = mma3_add(half[kh], a8.data(), b8.data(), rounding, fast);
+            } else {
+              for (int x = 0; x < 8; ++x) half[0] = std::fma(a8[static_cast<std::size_t>(x)], b8[static_cast<std::size_t>(x)], half[0]);
+            }
+          }
+      record(0, (half[0] + half[1]) * scale, dq_ref[static_cast<std::size_t>(i) * D + c]);
+    }
+  // dk and dv: 64-row tiles from the key block's first row under causal, 8-row k-steps.
+  for (int j = 0; j < sk; ++j) {
+    const int i_begin = pr.causal ? (j / 64) * 64 : 0;
+    for (int c = 0; c < D; ++c) {
+      float dkc = 0, dvc = 0;
+      std::vector<float> a8d(8), b8d(8);
+      for (int i0 = i_begin; i0 < sq; i0 += 64)
+        for (int jj = 0; jj < 8; ++jj) {
+          for (int x = 0; x < 8; ++x) {
+            const int i = i0 + bwd_stream_k(jj, x);
+            const std::size_t e = static_cast<std::size_t>(i) * sk + j;
+            a8[static_cast<std::size_t>(x)] = i < sq ? pft[e] : 0.f;
+            b8[static_cast<std::size_t>(x)] = i < sq ? at(go, i, c) : 0.f;
+            a8d[static_cast<std::size_t>(x)] = i < sq ? dsft[e] : 0.f;
+            b8d[static_cast<std::size_t>(x)] = i < sq ? at(q, i, c) : 0.f;
+          }
+          if (tensor_cores) {
+            dvc = mma3_add(dvc, a8.data(), b8.data(), rounding, fast);
+            dkc = mma3_add(dkc, a8d.data(), b8d.data(), rounding, fast);
+          } else {
+            for (int x = 0; x < 8; ++x) {
+              dvc = std::fma(a8[static_cast<std::size_t>(x)], b8[static_cast<std::size_t>(x)], dvc);
+              dkc = std::fma(a8d[static_cast<std::size_t>(x)], b8d[static_cast<std::size_t>(x)], dkc);
+            }
+          }
+        }
+      record(1, dkc * scale, dk_ref[static_cast<std::size_t>(j) * D + c]);
+      record(2, dvc, dv_ref[static_cast<std::size_t>(j) * D + c]);
+    }
+  }
+  return errors;
+}
+
+void report_backward(const char* name, const Problem& pr) {
+  const GradErrors simt = emulate_backward(pr, false, Rounding::Nearest, false, 11);
+  std::printf("%s (Sq %d, Sk %d, D %d%s, %s): share of the F32 tolerance used, dq / dk / dv\n", name, pr.sq, pr.sk,
+              pr.d, pr.causal ? ", causal" : "", pr.normal ? "randn" : "uniform [-1, 1]");
+  std::printf("  F32 SIMT                 %.4f / %.4f / %.4f\n", simt.ratio[0], simt.ratio[1], simt.ratio[2]);
+  for (const bool fast : {false, true})
+    for (const Rounding r : {Rounding::Nearest, Rounding::TowardZero}) {
+      const GradErrors e = emulate_backward(pr, true, r, fast, 11);
+      std::printf("  3xTF32 %s, sums %s %.4f / %.4f / %.4f\n", fast ? "fast   " : "rounded",
+                  r == Rounding::Nearest ? "nearest  " : "truncated", e.ratio[0], e.ratio[1], e.ratio[2]);
+      // As the forward: at most half the CUDA-vs-CPU tolerance, the rest left to the CPU's rounding.
+      for (int x = 0; x < 3; ++x) EXPECT_LT(e.ratio[x], 0.5) << name << ", gradient " << x;
+    }
+}
+
+// The backward at the conformance cases' inputs (uniform [-1, 1]) and at randn inputs, D 128
+// and 64, causal and not, ragged tiles.
+TEST(Tf32x3Arithmetic, BackwardErrorFitsTheF32AttentionTolerance) {
+  report_backward("conformance-like", {130, 130, 128, true, false});
+  report_backward("randn", {100, 150, 128, false, true});
+  report_backward("randn d64", {129, 77, 64, true, true});
 }
 
 }  // namespace
