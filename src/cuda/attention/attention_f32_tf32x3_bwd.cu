@@ -34,12 +34,13 @@
 // dK += dS^T Q. So each warp holds 32 score and D/2 output accumulators a lane (the forward's
 // budget), and the two halves run the same code on different operands.
 //
-// Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2):
-//   dq   D = 128: shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats), 1 block/SM;
-//        D = 64:  shared 114688 B.
-//   dkdv D = 128: shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T 16 KiB, stats 1 KiB);
-//        D = 64:  shared 132096 B.
-//   Registers and spills: see REGISTERS below (filled in from ptxas -v).
+// Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2), all with
+// __launch_bounds__(256, 1), one block (8 warps) per SM, no spills, no stack:
+//   dq   D = 128: 229 / 227 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats);
+//        D = 64:  175 / 174 registers, shared 114688 B;
+//   dkdv D = 128: 202 / 203 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T
+//                 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
+//        D = 64:  164 / 160 registers, shared 132096 B.
 // Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
 // dQ each), ~530 splits; dk/dv 768 MMAs (3 x 128 for the score, 3 x 128 for dV or dK), ~650
 // splits. The tensor cores take ~4 clocks per m16n8k8 TF32 MMA per SM sub-partition, so the two
