@@ -37,10 +37,10 @@
 // Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2), all with
 // __launch_bounds__(256, 1), one block (8 warps) per SM, no spills, no stack:
 //   dq   D = 128: 229 / 227 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats);
-//        D = 64:  175 / 174 registers, shared 114688 B;
+//        D = 64:  172 / 174 registers, shared 114688 B;
 //   dkdv D = 128: 202 / 203 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T
 //                 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
-//        D = 64:  164 / 160 registers, shared 132096 B.
+//        D = 64:  166 / 169 registers, shared 132096 B.
 // Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
 // dQ each), ~530 splits; dk/dv 768 MMAs (3 x 128 for the score, 3 x 128 for dV or dK), ~650
 // splits. The tensor cores take ~4 clocks per m16n8k8 TF32 MMA per SM sub-partition, so the two
@@ -164,7 +164,9 @@ static_assert(maps_match_float4_reads());
 template <int D, int NT, int kPairs, int kA, int kB, bool kFast>
 __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
                                       const float* const (&b)[kPairs]) {
-#pragma unroll(D <= 64 ? 1 : 2)
+  // D = 64: the whole loop unrolled (4 chunks, no more registers than 1); D = 128: 2 of 8 chunks
+  // a pass, to keep the code small.
+#pragma unroll(D <= 64 ? 4 : 2)
   for (int ch = 0; ch < D; ch += 16) {
     Split a0[kPairs][4], a1[kPairs][4];
 #pragma unroll
