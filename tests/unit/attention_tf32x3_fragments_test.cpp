@@ -580,15 +580,16 @@ GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding round
       for (int j0 = 0; j0 < sk; j0 += 64)
         for (int kh = 0; kh < 2; ++kh)
           for (int jj = 0; jj < 4; ++jj) {
+            // The SIMT kernel: one sum over the keys in ascending order.
             for (int x = 0; x < 8; ++x) {
-              const int j = j0 + 32 * kh + bwd_stream_k(jj, x);
+              const int j = j0 + 32 * kh + (tensor_cores ? bwd_stream_k(jj, x) : 8 * jj + x);
               a8[static_cast<std::size_t>(x)] = j < sk ? dsf[static_cast<std::size_t>(i) * sk + j] : 0.f;
               b8[static_cast<std::size_t>(x)] = j < sk ? at(k, j, c) : 0.f;
             }
             if (tensor_cores) {
               half[kh] = mma3_add(half[kh], a8.data(), b8.data(), rounding, fast);
             } else {
-              for (int x = 0; x < 8; ++x) half[0] = std::fma(a8[static_cast<std::size_t>(x)], b8[static_cast<std::size_t>(x)], half[0]);
+              for (std::size_t x = 0; x < 8; ++x) half[0] = std::fma(a8[x], b8[x], half[0]);
             }
           }
       record(0, (half[0] + half[1]) * scale, dq_ref[static_cast<std::size_t>(i) * D + c]);
@@ -602,7 +603,7 @@ GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding round
       for (int i0 = i_begin; i0 < sq; i0 += 64)
         for (int jj = 0; jj < 8; ++jj) {
           for (int x = 0; x < 8; ++x) {
-            const int i = i0 + bwd_stream_k(jj, x);
+            const int i = i0 + (tensor_cores ? bwd_stream_k(jj, x) : 8 * jj + x);
             const std::size_t e = static_cast<std::size_t>(i) * sk + j;
             a8[static_cast<std::size_t>(x)] = i < sq ? pft[e] : 0.f;
             b8[static_cast<std::size_t>(x)] = i < sq ? at(go, i, c) : 0.f;
