@@ -18,10 +18,12 @@ double attention_flops(double b, double h, double sq, double sk, double d, bool 
 
 std::string suffix_of(DType dtype) { return dtype == DType::BF16 ? "bf16" : dtype == DType::F16 ? "f16" : "f32"; }
 
-// `name`_fwd and (unless forward_only) `name`_bwd of one self-attention problem [b, h, s, d].
+// `name`_fwd and (unless forward_only) `name`_bwd of one self-attention problem [b, h, s, d];
+// with `nondeterministic_too` also `name`_nondet_bwd, the backward with
+// AttentionOptions::deterministic = false (cuDNN's atomic dq, as PyTorch's default).
 void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name, DType dtype,
                  std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, bool causal, bool forward_only,
-                 unsigned seed) {
+                 unsigned seed, bool nondeterministic_too = false) {
   const std::string shape = "B=" + std::to_string(b) + " H=" + std::to_string(h) + " S=" + std::to_string(s) +
                             " D=" + std::to_string(d);
   auto q = ctx.random({b, h, s, d}, dtype, seed), k = ctx.random({b, h, s, d}, dtype, seed + 1);
@@ -34,6 +36,11 @@ void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const s
   ctx.keep->push_back(fwd);
   cases.push_back({name + "_bwd", shape, 0,
                    [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, o); },
+                   false, attention_flops(b, h, s, s, d, causal, 5)});
+  if (!nondeterministic_too) return;
+  const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
+  cases.push_back({name + "_nondet_bwd", shape, 0,
+                   [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, fast); },
                    false, attention_flops(b, h, s, s, d, causal, 5)});
 }
 
@@ -72,7 +79,7 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
     const std::int64_t b = full && half ? 8 : 1, h = full ? 16 : 2, s = full ? (half ? 4096 : 2048) : 64;
     for (bool causal : {false, true})
       add_problem(ctx, cases, "sdpa_" + suffix_of(dtype) + (causal ? "_causal" : ""), dtype, b, h, s, 128, causal,
-                  false, 31);
+                  false, 31, half);
   }
   add_problem(ctx, cases, "sdpa_bf16_d64", DType::BF16, full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 64, false,
               false, 41);

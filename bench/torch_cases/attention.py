@@ -26,19 +26,25 @@ def _flops(b, h, sq, sk, d, causal, products):
     return 2.0 * products * b * h * sq * sk * d / (2.0 if causal else 1.0)
 
 
-def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand):
+def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand, nondeterministic_too=False):
     q, k, v, go = (rand(b, h, s, d, dtype=dtype) for _ in range(4))
-    out.append(Case(name + "_fwd", lambda q=q, k=k, v=v, c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c),
+    # ferrite's forward is the training forward: it returns the logsumexp the backward needs.
+    # PyTorch computes that only when an input requires grad (its inference forward skips it),
+    # so the twin times the forward on inputs that require grad: the same outputs.
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+    out.append(Case(name + "_fwd", lambda q=qg, k=kg, v=vg, c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c),
                     flops=_flops(b, h, s, s, d, causal, 2)))
     if forward_only:
         return
-    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
     o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
 
     def bwd(o=o, qg=qg, kg=kg, vg=vg, go=go):
         return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
 
     out.append(Case(name + "_bwd", bwd, flops=_flops(b, h, s, s, d, causal, 5)))
+    if nondeterministic_too:
+        # Twin of ferrite's deterministic = false backward: PyTorch's default backward (the same call).
+        out.append(Case(name + "_nondet_bwd", bwd, flops=_flops(b, h, s, s, d, causal, 5)))
 
 
 def _projection_views(out, name, b, h, t, d, rand):
@@ -75,7 +81,8 @@ def cases(quick):
         b, h = (8 if full and half else 1), (16 if full else 2)
         s = (4096 if half else 2048) if full else 64
         for causal in (False, True):
-            _problem(out, f"sdpa_{suffix}" + ("_causal" if causal else ""), dtype, b, h, s, 128, causal, False, rand)
+            _problem(out, f"sdpa_{suffix}" + ("_causal" if causal else ""), dtype, b, h, s, 128, causal, False, rand,
+                     nondeterministic_too=half)
     b, h, s = (8, 16, 4096) if full else (1, 2, 64)
     _problem(out, "sdpa_bf16_d64", torch.bfloat16, b, h, s, 64, False, False, rand)
     _problem(out, "sdpa_bf16_d256", torch.bfloat16, b, h, s, 256, False, False, rand)

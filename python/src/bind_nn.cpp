@@ -56,8 +56,9 @@ void bind_nn(nb::module_& m) {
   nn.def("scaled_dot_product_attention_backward", [attention_grads_t](
              const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
              const Tensor& logsumexp, std::optional<Tensor> attn_mask, bool is_causal, std::optional<double> scale,
-             std::optional<std::tuple<Tensor, Tensor, Tensor>> into) {
-        const nn::AttentionOptions o = attention_options(std::move(attn_mask), is_causal, scale);
+             std::optional<std::tuple<Tensor, Tensor, Tensor>> into, bool deterministic) {
+        nn::AttentionOptions o = attention_options(std::move(attn_mask), is_causal, scale);
+        o.deterministic = deterministic;
         if (into) {
           const nn::AttentionGrads g{std::get<0>(*into), std::get<1>(*into), std::get<2>(*into)};
           nn::scaled_dot_product_attention_backward_out(g, grad_out, q, k, v, out, logsumexp, o);
@@ -67,8 +68,9 @@ void bind_nn(nb::module_& m) {
         return named(attention_grads_t, r.dq, r.dk, r.dv);
       }, nb::arg("grad_out"), nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("out"),
       nb::arg("logsumexp"), nb::arg("attn_mask") = nb::none(), nb::arg("is_causal") = false, nb::kw_only(),
-      nb::arg("scale") = nb::none(), nb::arg("out_grads") = nb::none(),
-      "(dq, dk, dv) from the forward's out and logsumexp; deterministic. out_grads=(dq, dk, dv): tensors of any "
+      nb::arg("scale") = nb::none(), nb::arg("out_grads") = nb::none(), nb::arg("deterministic") = true,
+      "(dq, dk, dv) from the forward's out and logsumexp; repeats bit for bit unless deterministic=False (then "
+      "the GPU may take cuDNN's faster atomic backward for F16/BF16). out_grads=(dq, dk, dv): tensors of any "
       "strides (e.g. the slices of one [B, S, 3, H, D] gradient) written in place and returned.");
 
   nn.def("dropout", [dropout_t](const Tensor& x, double p, random::Generator* generator) {

@@ -288,6 +288,17 @@ def test_attention_backward(device):
     np.testing.assert_allclose(npy(r.dv), numgrad(lambda a: loss(q, k, a), v), atol=1e-7)
 
 
+def test_attention_backward_nondeterministic(device):
+    # deterministic=False may pick a faster backward (cuDNN's, F16/BF16 on the GPU); F32 runs
+    # the own kernels either way, so the gradients are the same bits.
+    q, k, v, g = (T(rng.standard_normal((1, 2, 9, 8)), device, ft.float32) for _ in range(4))
+    fwd = ft.nn.scaled_dot_product_attention(q, k, v, is_causal=True)
+    want = ft.nn.scaled_dot_product_attention_backward(g, q, k, v, fwd.out, fwd.logsumexp, is_causal=True)
+    got = ft.nn.scaled_dot_product_attention_backward(g, q, k, v, fwd.out, fwd.logsumexp, is_causal=True,
+                                                      deterministic=False)
+    for name in ("dq", "dk", "dv"):
+        np.testing.assert_array_equal(npy(getattr(got, name)), npy(getattr(want, name)))
+
 def test_attention_backward_into_views(device):
     # The gradients written into the slices of one [B, S, 3, H, D] tensor (out_grads=), as a
     # fused q/k/v projection wants them: the same values as the allocating call.

@@ -55,6 +55,7 @@ AttentionDesc describe(const char* op, const Tensor& q, const Tensor& k, const T
   FERRITE_CHECK(backend(q.device()).attention_ops().supports(d.dtype), Unsupported, op, ": dtype ",
                 dtype_name(d.dtype), " is not supported on ", q.device().str());
   d.causal = options.causal;
+  d.deterministic = options.deterministic;
   d.scale = options.scale ? *options.scale : (d.head_dim > 0 ? 1.0 / std::sqrt(static_cast<double>(d.head_dim)) : 1.0);
   FERRITE_CHECK(std::isfinite(d.scale), InvalidArgument, op, ": scale must be finite, got ", d.scale);
   if (options.mask) {

@@ -165,6 +165,30 @@ TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
   }
 }
 
+// deterministic = false: cuDNN's own choice of backward (atomic dq, as PyTorch's default) gets
+// a graph of its own beside the deterministic one, and its gradients agree with the CPU
+// backend as closely as the deterministic route's do.
+TEST_F(CudnnAttention, NondeterministicBackwardAgreesWithTheCpuBackend) {
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
+  for (const bool causal : {false, true}) {
+    const Qkv x = inputs(2, 8, 8, 200, 200, 128, DType::BF16, gpu);
+    const Qkv h{x.q.to(cpu), x.k.to(cpu), x.v.to(cpu), x.grad_out.to(cpu)};
+    const nn::AttentionOptions exact{.causal = causal};
+    const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
+    const auto ref = nn::scaled_dot_product_attention(h.q, h.k, h.v, exact);
+    const auto ref_g = nn::scaled_dot_product_attention_backward(h.grad_out, h.q, h.k, h.v, ref.out, ref.logsumexp, exact);
+    const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, exact);
+    const std::int64_t misses = sdpa::cache_info(0).misses;
+    (void)nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, exact);
+    const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
+    EXPECT_EQ(sdpa::cache_info(0).misses, misses + 2) << "one backward graph for each setting";
+    EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
+    EXPECT_EQ(conformance::compare(g.dq, ref_g.dq, {3e-2, 1e-2}), "") << "dq, causal " << causal;
+    EXPECT_EQ(conformance::compare(g.dk, ref_g.dk, {3e-2, 1e-2}), "") << "dk, causal " << causal;
+    EXPECT_EQ(conformance::compare(g.dv, ref_g.dv, {3e-2, 1e-2}), "") << "dv, causal " << causal;
+  }
+}
+
 // q, k, v permuted out of one [B, T, 3, H, D] projection and grad_out out of [B, T, H, D], as
 // the GPT makes them (examples/gpt/attention.cpp): cuDNN reads the views in place, through
 // graphs declared with their strides (two more graphs, all planned), and the results are the

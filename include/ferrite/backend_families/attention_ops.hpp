@@ -35,6 +35,8 @@ struct AttentionDesc {
   DType dtype = DType::F32;  // of q, k, v, out and the gradients
   std::int64_t batch = 0, heads_q = 0, heads_kv = 0, seq_q = 0, seq_k = 0, head_dim = 0, value_dim = 0;
   bool causal = false;
+  /// Whether the backward must repeat bit for bit (AttentionOptions::deterministic).
+  bool deterministic = true;
   double scale = 1;
   AttentionMaskKind mask = AttentionMaskKind::None;
   /// Element strides of the mask over [batch, heads_q, seq_q, seq_k]; 0 where broadcast.

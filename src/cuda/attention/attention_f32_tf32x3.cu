@@ -160,9 +160,10 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* vs = smem + L::kV;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, lq = lane % 4;
-  const std::int64_t bh = blockIdx.y, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
-  // Causal: the last row tiles see the most keys; start them first.
-  const int m0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * kRows;
+  // Heads along x (the fast index), row tiles along y in reverse: causal, every head's heaviest
+  // tiles start first (as the SIMT kernel).
+  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
+  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kRows;
   const float* qp = q + bh * s.seq_q * D;
   const float* kp = k + (b * s.heads_kv + hk) * s.seq_k * D;
   const float* vp = v + (b * s.heads_kv + hk) * s.seq_k * D;
@@ -305,7 +306,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 template <int D, bool kFast>
 void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   const TiledShape s = tiled_shape_of(d);
-  const dim3 grid(static_cast<unsigned>((d.seq_q + kRows - 1) / kRows), static_cast<unsigned>(d.batch * d.heads_q));
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kRows)));
   auto kernel = tf32x3_forward_kernel<D, kFast>;
   FERRITE_CUDA_CHECK(
       cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Layout<D>::kBytes)));

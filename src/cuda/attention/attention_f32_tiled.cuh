@@ -27,6 +27,12 @@ inline TiledShape tiled_shape_of(const AttentionDesc& d) {
           static_cast<float>(d.scale)};
 }
 
+// The tiled kernels put (batch, head) pairs on grid x and row or key tiles on grid y (so the
+// block order runs over the heads fastest: see the kernels), within CUDA's limits of each.
+constexpr std::int64_t kMaxGridX = (std::int64_t{1} << 31) - 1;
+constexpr std::int64_t kMaxGridY = 65535;
+inline std::int64_t row_tiles(std::int64_t rows, int tile) { return (rows + tile - 1) / tile; }
+
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
 
 __device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {

@@ -84,8 +84,10 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1) tiled_dq_kernel(Ope
   float* dss = smem + L::kS;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int tx = lane % 16, ty = (static_cast<int>(threadIdx.x) / 32) * 2 + lane / 16;
-  const std::int64_t bh = blockIdx.y, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
-  const int m0 = static_cast<int>(gridDim.x - 1 - blockIdx.x) * kTile;  // causal: heaviest first
+  // Heads along x (the fast index), row tiles along y in reverse: causal, every head's heaviest
+  // tiles start first (as the forward).
+  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
+  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kTile;
   const float* kp = o.k + (b * s.heads_kv + hk) * s.seq_k * D;
   const float* vp = o.v + (b * s.heads_kv + hk) * s.seq_k * D;
   const int key_end = s.causal ? min(s.seq_k, m0 + kTile) : s.seq_k;
@@ -218,8 +220,10 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1) tiled_dkdv_kernel(O
   float* delta_s = smem + L::kDelta;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int tx = lane % 16, ty = (static_cast<int>(threadIdx.x) / 32) * 2 + lane / 16;
-  const std::int64_t bhk = blockIdx.y, b = bhk / s.heads_kv, hk = bhk % s.heads_kv;
-  const int n0 = static_cast<int>(blockIdx.x) * kTile;  // causal: the first key blocks see the most queries
+  // Key-value heads along x (the fast index), key tiles along y: causal, the first key tiles see
+  // the most queries, so every head's heaviest tiles start first.
+  const std::int64_t bhk = blockIdx.x, b = bhk / s.heads_kv, hk = bhk % s.heads_kv;
+  const int n0 = static_cast<int>(blockIdx.y) * kTile;
   // Top-left causal: query i sees keys j <= i, so queries before n0 see none of the block's keys.
   const int query_begin = s.causal ? n0 : 0;
   const int per_head = query_begin < s.seq_q ? (s.seq_q - query_begin + kTile - 1) / kTile : 0;
@@ -380,7 +384,8 @@ void launch(Kernel kernel, std::size_t smem, dim3 grid, const Pointers& p, const
 
 bool tiled_backward_f32_fits(const AttentionDesc& d, const Pointers& p) {
   return d.dtype == DType::F32 && d.mask == AttentionMaskKind::None && d.head_dim == d.value_dim &&
-         (d.head_dim == 64 || d.head_dim == 128) && d.seq_q < (1 << 30) && d.seq_k < (1 << 30) && d.dense() &&
+         (d.head_dim == 64 || d.head_dim == 128) && row_tiles(d.seq_q, kTile) <= tiled::kMaxGridY &&
+         row_tiles(d.seq_k, kTile) <= tiled::kMaxGridY && d.batch * d.heads_q <= tiled::kMaxGridX && d.dense() &&
          tiled::aligned16(p.q) && tiled::aligned16(p.k) && tiled::aligned16(p.v) && tiled::aligned16(p.grad_out) &&
          tiled::aligned16(p.dq) && tiled::aligned16(p.dk) && tiled::aligned16(p.dv);
 }
@@ -388,7 +393,7 @@ bool tiled_backward_f32_fits(const AttentionDesc& d, const Pointers& p) {
 void tiled_backward_dq_f32(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   FERRITE_CHECK(tiled_backward_f32_fits(d, p) && d.batch * d.heads_q * d.seq_q > 0, Unsupported,
                 "scaled_dot_product_attention_backward: the tiled F32 dq was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>((d.seq_q + kTile - 1) / kTile), static_cast<unsigned>(d.batch * d.heads_q));
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(tiled::row_tiles(d.seq_q, kTile)));
   if (d.head_dim == 64)
     launch(tiled_dq_kernel<64>, DqLayout<64>::kBytes, grid, p, tiled_shape_of(d), stream);
   else
@@ -398,7 +403,7 @@ void tiled_backward_dq_f32(const AttentionDesc& d, const Pointers& p, cudaStream
 void tiled_backward_dkdv_f32(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   FERRITE_CHECK(tiled_backward_f32_fits(d, p) && d.batch * d.heads_kv * d.seq_k > 0, Unsupported,
                 "scaled_dot_product_attention_backward: the tiled F32 dk/dv was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>((d.seq_k + kTile - 1) / kTile), static_cast<unsigned>(d.batch * d.heads_kv));
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(tiled::row_tiles(d.seq_k, kTile)));
   if (d.head_dim == 64)
     launch(tiled_dkdv_kernel<64>, DkvLayout<64>::kBytes, grid, p, tiled_shape_of(d), stream);
   else

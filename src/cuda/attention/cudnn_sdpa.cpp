@@ -61,11 +61,14 @@ struct Key {
   DType dtype;
   std::int64_t b, hq, hkv, sq, sk, d, dv;
   bool causal;
+  bool deterministic;  // backward only; true in a forward key
   std::uint32_t scale_bits;  // the float cuDNN is given
   bool backward;
   // q, k, v, out, and (backward only; zeros in a forward key) dO, dq, dk, dv.
   std::array<AttentionStrides, 8> strides;
-  auto tie() const { return std::tie(dtype, b, hq, hkv, sq, sk, d, dv, causal, scale_bits, backward, strides); }
+  auto tie() const {
+    return std::tie(dtype, b, hq, hkv, sq, sk, d, dv, causal, deterministic, scale_bits, backward, strides);
+  }
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
@@ -104,6 +107,7 @@ Key key_of(const AttentionDesc& d, bool backward) {
           d.head_dim,
           d.value_dim,
           d.causal,
+          !backward || d.deterministic,
           std::bit_cast<std::uint32_t>(static_cast<float>(d.scale)),
           backward,
           {d.q_strides, d.k_strides, d.v_strides, d.out_strides, backward ? d.grad_out_strides : none,
@@ -172,7 +176,7 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
   auto options = fe::graph::SDPA_backward_attributes()
                      .set_name("sdpa_backward")
                      .set_attn_scale(static_cast<float>(d.scale))
-                     .set_deterministic_algorithm(true);
+                     .set_deterministic_algorithm(d.deterministic);
   if (d.causal) options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
   auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dout, stats, std::move(options));
   set_output(dq, kDQ, d.batch, d.heads_q, d.seq_q, d.head_dim, d.dq_strides);
@@ -182,7 +186,9 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
 }
 
 // Validates, lowers and plans `g`; "" when it has an executable plan, else cuDNN's reason.
-std::string plan(fe::graph::Graph& g, cudnnHandle_t handle) {
+// `deterministic`: only engines that repeat bit for bit (every forward; the backward unless
+// the caller chose AttentionOptions::deterministic = false).
+std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) {
   auto step = [](fe::error_t status, const char* what) -> std::string {
     return status.is_good() ? std::string() : std::string(what) + ": " + status.get_message();
   };
@@ -192,7 +198,7 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle) {
     why = step(g.create_execution_plans({fe::HeurMode_t::A, fe::HeurMode_t::FALLBACK}), "create_execution_plans");
   // ferrite's attention repeats bit for bit: engines that cuDNN marks non-deterministic are
   // dropped (when none is left, check_support fails and the own kernels run the problem).
-  if (why.empty()) g.deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC});
+  if (why.empty() && deterministic) g.deselect_numeric_notes({fe::NumericalNote_t::NONDETERMINISTIC});
   if (why.empty()) why = step(g.check_support(), "check_support");
   if (why.empty()) why = step(g.build_plans(handle, fe::BuildPlanPolicy_t::HEURISTICS_CHOICE), "build_plans");
   return why;
@@ -244,7 +250,7 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle, int mul
     std::string why;
     try {
       auto g = backward ? backward_graph(d) : forward_graph(d, impl);
-      why = plan(*g, handle);
+      why = plan(*g, handle, !backward || d.deterministic);
       if (why.empty()) {
         result.workspace = g->get_workspace_size();
         if (result.workspace >= 0 && result.workspace <= kWorkAreaOperandRatio * operand_bytes(d)) {

@@ -6,7 +6,7 @@
 // writes one partial row per block; a second kernel adds the partials of each column in
 // block order. So grad and x are read once, dx written once, and no atomics are used.
 // Same-dtype F16/BF16 aligned rows take norm_backward_two_byte_kernel (64 registers, the
-// column sums in shared memory); the staged kernel remains behind a temporary switch.
+// column sums in shared memory).
 // Longer rows: dx per row in two passes, the column sums by a separate partial-sum kernel.
 // Mixed precision (LayerNormBackwardOptions): grad may be F16/BF16 for F32 rows (the kernels'
 // grad type Gr, widened as it is read: no F32 copy of the gradient), and a residual (F32 and
@@ -14,10 +14,7 @@
 // separate add of the residual stream's gradient). dx_cast (F32 rows only): the row kernels
 // also store each dx value, as stored in F32, rounded to F16/BF16 (detail::narrow, the
 // rounding of .to()), so the next BF16 matmul's input needs no cast re-reading dx.
-#include <cuda_pipeline.h>
-
 #include <cmath>
-#include <cstdlib>
 #include <limits>
 
 #include "core/dtype_dispatch.hpp"
@@ -29,12 +26,9 @@ namespace {
 
 // Blocks of the register-rows kernel, and so partial rows, at most: constants (the partial
 // count, and so dweight's bits, depend on the extents, the dtype and whether the rows are
-// vectorised, never on the GPU). Unstaged launches rely on many blocks for loads in flight:
-// 1024. Staged launches (two blocks a multiprocessor, their loads in flight in the pipeline)
-// take 256, about one resident wave on an H200's 132 multiprocessors: with 1024 (four waves,
-// the last partly empty; 32 MB of partials written and re-read for BF16 [65536, 4096]), 264
-// measured 4 points of the copy ceiling faster (docs/performance.md, run I).
-constexpr std::int64_t kMaxPartials = 1024, kMaxStagedPartials = 256;
+// vectorised, never on the GPU). The register-rows kernel relies on many blocks for loads in
+// flight: 1024.
+constexpr std::int64_t kMaxPartials = 1024;
 // Long rows: partial rows of the column-partials kernel.
 constexpr std::int64_t kLongRowPartials = 128;
 constexpr int kColumnsPerBlock = 32, kLanes = kRowThreads / kColumnsPerBlock;
@@ -55,31 +49,6 @@ struct NormBackwardArgs {
   A* partial_dbias;    // [partials, cols]; null when dbias is not wanted
   std::int64_t rows, cols;
 };
-
-// Two-byte rows (F16, BF16) of aligned rows are staged through shared memory: each thread
-// copies its own vectors of the next row (cp.async, no registers held) while it works on the
-// current one, so a row's load is always in flight. Loading in registers, a block had a load
-// in flight only between its rows' reductions, and at two blocks per multiprocessor (127
-// registers a thread) BF16 [65536, 4096] moved 1.7 TB/s (41% of the copy ceiling) where F32,
-// with twice the bytes per load, reached 93%. Staged one row ahead, 2.84 TB/s (66%, run I):
-// a block's work on a row is short next to the memory latency, so that left about one row
-// (16 KB of x and grad) per block, two blocks, in flight on a multiprocessor. The pipeline is
-// now kBackwardStages rows deep: kBackwardStages - 1 rows ahead, about 128 KB in flight on a
-// multiprocessor, as the F32 kernels that reach 93-95% have.
-template <class T, int N>
-inline constexpr bool kStagedRows = sizeof(T) == 2 && N % Vec16<T>::kSize == 0 && N <= 16;
-inline constexpr int kBackwardStages = 5;
-
-// Dynamic shared memory of a staged launch: [stage][x, grad][vector][thread] of 16 bytes,
-// then [stage][mean, rstd][thread] of the accumulator (90 KB for the 16 items of the
-// 4096-column rows; two blocks a multiprocessor fit in 228). The row's mean and rstd travel
-// with its x and grad: read after the wait, each row cost its block a memory latency that no
-// stage covered.
-template <class T, int N>
-constexpr std::size_t staged_backward_bytes() {
-  return static_cast<std::size_t>(kBackwardStages) * kRowThreads *
-         (2 * (N / Vec16<T>::kSize) * sizeof(Vec16<T>) + 2 * sizeof(acc_t<T>));
-}
 
 // Items of a row of Gr (grad) in the layout of T's items (item_column<T, G, N>): load_items
 // when Gr is T; for a two-byte Gr of an F32 row, a vector of T's four items is one 8-byte
@@ -179,27 +148,13 @@ __device__ __forceinline__ void store_cast_items(H* row, std::int64_t cols, int 
 // type, F16 or BF16 chosen at run time, the same for every row), so the calls without it keep
 // their kernels.
 template <class T, class Gr, int G, int N, bool kResidual, bool kCast = false>
-__global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
+__global__ void __launch_bounds__(kRowThreads)
     norm_backward_rows_kernel(NormBackwardArgs<T, Gr> a, std::int64_t iterations, bool vec) {
   using A = acc_t<T>;
-  constexpr int kGroups = kRowThreads / G, kV = Vec16<T>::kSize;
-  constexpr bool kStaged = kStagedRows<T, N>;
-  static_assert(!kStaged || (std::is_same_v<T, Gr> && !kResidual), "the staged rows copy grad as T, no residual");
+  constexpr int kGroups = kRowThreads / G;
   static_assert(!kCast || (std::is_same_v<T, float> && kResidual), "dx_cast: F32 rows, the kResidual form");
-  constexpr int kStageVectors = kStaged ? N / kV : 1;
   __shared__ SumPair<A> smem[kRowThreads / 32];
   __shared__ A column_smem[kGroups > 1 ? kGroups * G : 1];
-  // [stage][x, grad][vector][thread] (dynamic, staged launches only): consecutive threads,
-  // consecutive 16-byte slots.
-  Vec16<T>* const staged = staged_vectors<T>();
-  auto slot = [&](std::int64_t it, int tensor, int q) -> Vec16<T>& {
-    return staged[((static_cast<int>(it % kBackwardStages) * 2 + tensor) * kStageVectors + q) * kRowThreads +
-                  threadIdx.x];
-  };
-  A* const staged_stats = reinterpret_cast<A*>(staged + kBackwardStages * 2 * kStageVectors * kRowThreads);
-  auto stat_slot = [&](std::int64_t it, int which) -> A& {  // which: 0 mean, 1 rstd
-    return staged_stats[(static_cast<int>(it % kBackwardStages) * 2 + which) * kRowThreads + threadIdx.x];
-  };
   const int group = threadIdx.x / G, t = threadIdx.x % G;
   const A n_cols = static_cast<A>(a.cols);
   A w[N];
@@ -212,29 +167,6 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
   A dw[N], db[N];
 #pragma unroll
   for (int n = 0; n < N; ++n) dw[n] = db[n] = 0;
-  const bool staged_rows = kStaged && vec;
-  // Starts the copy of iteration it's row into stage it % kBackwardStages (one commit group per
-  // call, empty past the end). Each thread reads back only the slots it copied itself.
-  auto stage = [&](std::int64_t it) {
-    if constexpr (kStaged) {
-      const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
-      if (it < iterations && row < a.rows) {
-        if (a.mean) __pipeline_memcpy_async(&stat_slot(it, 0), a.mean + row, sizeof(A));
-        __pipeline_memcpy_async(&stat_slot(it, 1), a.rstd + row, sizeof(A));
-#pragma unroll
-        for (int q = 0; q < kStageVectors; ++q) {
-          const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
-          if (first < a.cols) {
-            __pipeline_memcpy_async(&slot(it, 0, q), a.x + row * a.cols + first, 16);
-            __pipeline_memcpy_async(&slot(it, 1, q), a.grad + row * a.cols + first, 16);
-          }
-        }
-      }
-      __pipeline_commit();
-    }
-  };
-  if (staged_rows)
-    for (int it = 0; it < kBackwardStages - 1; ++it) stage(it);
   for (std::int64_t it = 0; it < iterations; ++it) {
     const std::int64_t row = (it * gridDim.x + blockIdx.x) * kGroups + group;
     const bool active = row < a.rows;
@@ -242,37 +174,7 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 #pragma unroll
     for (int n = 0; n < N; ++n) xv[n] = gv[n] = 0;
     A mu = 0, r = 0;
-    if (staged_rows) {
-      // Row it + kBackwardStages - 1's copy goes out before this row's is awaited. Its stage
-      // was last read in iteration it - 1, by this thread, whose values were used before this
-      // point.
-      stage(it + kBackwardStages - 1);
-      __pipeline_wait_prior(kBackwardStages - 1);
-      if (active) {
-        if (a.mean) mu = stat_slot(it, 0);
-        r = stat_slot(it, 1);
-#pragma unroll
-        for (int q = 0; q < kStageVectors; ++q) {
-          if ((static_cast<std::int64_t>(q) * G + t) * kV >= a.cols) continue;
-          if constexpr (kStaged) {
-            // Whole 32-bit words, each element widened by one shift or mask (widen_word, as
-            // in the forward). The same values as before; measured on an H200, no change in
-            // rate (81% of the copy ceiling either way): this kernel is not bound by issue.
-            const uint4 xp = reinterpret_cast<const uint4&>(slot(it, 0, q));
-            const uint4 gp = reinterpret_cast<const uint4&>(slot(it, 1, q));
-            const unsigned x_words[4] = {xp.x, xp.y, xp.z, xp.w}, g_words[4] = {gp.x, gp.y, gp.z, gp.w};
-#pragma unroll
-            for (int j = 0; j < 4; ++j) {
-              const float2 xw = widen_word<T>(x_words[j]), gw = widen_word<T>(g_words[j]);
-              xv[q * kV + 2 * j] = xw.x;
-              xv[q * kV + 2 * j + 1] = xw.y;
-              gv[q * kV + 2 * j] = gw.x;
-              gv[q * kV + 2 * j + 1] = gw.y;
-            }
-          }
-        }
-      }
-    } else if (active) {
+    if (active) {
       load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, xv, A(0));
       load_grad_items<T, Gr, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv);
       if (a.mean) mu = a.mean[row];
@@ -331,7 +233,7 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 
 // Same-dtype two-byte rows (F16, BF16: x, grad, weight and dx of T; F32 mean/rstd) of aligned
 // rows up to 4096 columns, written in the spirit of the forward's norm_rows_two_byte_kernel
-// (norm_forward.cu: BF16 forward 74% -> 96.5% of the copy ceiling). The staged kernel above
+// (norm_forward.cu: BF16 forward 74% -> 96.5% of the copy ceiling). The staged kernel it replaced (removed since)
 // reached 81-82% on BF16 [65536, 4096] with 127 registers, two blocks (16 warps) a
 // multiprocessor and its copies through shared memory (cp.async issue and read-back
 // instructions); its 5-row ring showed that loads in flight were not the limit. As the
@@ -375,8 +277,8 @@ __global__ void __launch_bounds__(kRowThreads, kStagedRows<T, N> ? 2 : 1)
 //
 // Measured (H200, session 9): bench case layer_norm_backward_bf16 ([65536, 4096]) 3,864 GB/s,
 // 89.9% of 4.3 TB/s, where the staged kernel gave 81% in the same call (target >= 90%).
-// FERRITE_NORM_BACKWARD_STAGED=1 in the environment still selects the old staged kernel for
-// these rows (an A/B in one build); remove that switch and the staged kernel next. Tried:
+// The staged kernel (its rows copied a few rows ahead through shared memory with cp.async)
+// is gone since. Tried:
 // evict-first hints on the x/grad loads and dx stores (10 points slower). Not tried: a
 // next-row prefetch in registers (16 more: would need the cap raised to 80, three blocks a
 // multiprocessor).
@@ -655,17 +557,6 @@ __global__ void __launch_bounds__(kRowThreads)
   }
 }
 
-// FERRITE_NORM_BACKWARD_STAGED=1 (read once): the same-dtype two-byte rows take the staged
-// kernel as before norm_backward_two_byte_kernel, for an A/B measurement in one call. A
-// temporary switch: remove it, and the staged kernel, once the new kernel is measured faster.
-bool staged_backward_requested() {
-  static const bool requested = [] {
-    const char* v = std::getenv("FERRITE_NORM_BACKWARD_STAGED");
-    return v != nullptr && *v != '\0' && *v != '0';
-  }();
-  return requested;
-}
-
 // The backward of rows of T with a gradient of Gr (T, or F16/BF16 for F32 T).
 template <class T, class Gr, bool kResidual, bool kCast = false>
 void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buffer& mean, const Buffer& rstd,
@@ -691,7 +582,7 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
   // two-byte calls never have a residual or dx_cast: norm_backward's checks.)
   bool two_byte = false;
   if constexpr (sizeof(T) == 2 && std::is_same_v<T, Gr> && !kResidual && !kCast)
-    two_byte = vec && cols <= 4096 && rows <= std::numeric_limits<int>::max() - 4096 && !staged_backward_requested();
+    two_byte = vec && cols <= 4096 && rows <= std::numeric_limits<int>::max() - 4096;
   // How many partial rows: fixed by the extents, the dtype and vec only (determinism).
   std::int64_t parts = 0;
   bool fits = true;
@@ -702,9 +593,8 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
     });
   } else {
     fits = with_row_shape(cols, 4096, [&](auto shape) {
-      constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
-      const std::int64_t most = kStagedRows<T, N> && vec ? kMaxStagedPartials : kMaxPartials;
-      parts = std::min<std::int64_t>(most, (rows + kRowThreads / G - 1) / (kRowThreads / G));
+      constexpr int G = decltype(shape)::kGroup;
+      parts = std::min<std::int64_t>(kMaxPartials, (rows + kRowThreads / G - 1) / (kRowThreads / G));
     });
   }
   if (!fits) parts = std::min<std::int64_t>(kLongRowPartials, rows);
@@ -727,15 +617,7 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
       constexpr int G = decltype(shape)::kGroup, N = decltype(shape)::kItems;
       const std::int64_t rows_per_pass = parts * (kRowThreads / G);
       const std::int64_t iterations = (rows + rows_per_pass - 1) / rows_per_pass;
-      // Dynamic shared memory only where the rows are staged (two-byte, aligned rows).
-      std::size_t bytes = 0;
-      if constexpr (kStagedRows<T, N>) {
-        if (vec) {
-          bytes = staged_backward_bytes<T, N>();
-          prepare_staged_kernel(norm_backward_rows_kernel<T, Gr, G, N, kResidual, kCast>, bytes);
-        }
-      }
-      norm_backward_rows_kernel<T, Gr, G, N, kResidual, kCast><<<static_cast<unsigned>(parts), kRowThreads, bytes, stream>>>(
+      norm_backward_rows_kernel<T, Gr, G, N, kResidual, kCast><<<static_cast<unsigned>(parts), kRowThreads, 0, stream>>>(
           a, iterations, vec);
     });
     FERRITE_CUDA_CHECK_LAUNCH();
@@ -777,7 +659,7 @@ void norm_backward(bool centred, const Buffer& grad, const Buffer& x, const Buff
     if constexpr (!std::is_floating_point_v<acc_t<T>> || detail::is_complex_v<T>) {
       FERRITE_THROW(Unsupported, name, dtype_name(x.dtype()), " on cuda");
     } else {
-      // The staged two-byte kernels have no residual path (the front end allows F32/F64 only).
+      // The two-byte kernels have no residual path (the front end allows F32/F64 only).
       FERRITE_CHECK(!residual.defined() || sizeof(T) >= 4, Unsupported, name, "residual with ",
                     dtype_name(x.dtype()), " input on cuda");
       // dx_cast: F16/BF16 of F32 rows only (the front end's rule).

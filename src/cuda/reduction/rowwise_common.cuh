@@ -179,27 +179,6 @@ __device__ __forceinline__ void store_items_widened(O* row, std::int64_t cols, i
   }
 }
 
-/// Dynamic shared memory of the staged kernels (norm_backward.cu): their cp.async stages,
-/// several rows deep. Allows `bytes` of it (above the default 48 KB) and asks for the largest
-/// shared-memory carveout: these kernels keep their reused operands (weight) in registers, so
-/// L1 has nothing to hold. A kernel that reads reused operands through L1 must not ask for it:
-/// the forward norms, reading weight and bias per row, went from 96% to 86% of the copy
-/// ceiling with it (the operands no longer stayed in L1).
-template <class Kernel>
-void prepare_staged_kernel(Kernel kernel, std::size_t bytes) {
-  FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(bytes)));
-  FERRITE_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout, cudaSharedmemCarveoutMaxShared));
-}
-
-/// The dynamic shared memory of a staged kernel, as 16-byte vectors of T (every staged kernel
-/// of a translation unit declares the same extern array; its type cannot vary by instantiation).
-template <class T>
-__device__ __forceinline__ Vec16<T>* staged_vectors() {
-  extern __shared__ __align__(16) unsigned char staged_bytes[];
-  return reinterpret_cast<Vec16<T>*>(staged_bytes);
-}
-
 /// The two elements of one 32-bit word of a two-byte vector (F16, BF16), widened: .x from the
 /// low half (the element at the lower address), .y from the high half. The same values as
 /// detail::widen of each element. BF16 is the upper half of an F32, so a shift (low) or a
