@@ -504,20 +504,19 @@ void launch(Kernel kernel, std::size_t smem, dim3 grid, const Pointers& p, const
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-std::int64_t tiles_of(std::int64_t n) { return (n + kTile - 1) / kTile; }
-
 }  // namespace
 
 bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
-  // (batch, head) pairs run along grid x (up to 2^31 - 1), row or key tiles along grid y.
-  return tiled_backward_f32_fits(d, p) && d.batch * d.heads_q <= 0x7fffffff && tiles_of(d.seq_q) <= 65535 &&
-         tiles_of(d.seq_k) <= 65535;
+  // (batch, head) pairs run along grid x, row or key tiles along grid y (the SIMT backward's
+  // predicate bounds the same 64-row tiles; checked here too, so the two may part).
+  return tiled_backward_f32_fits(d, p) && d.batch * d.heads_q <= kMaxGridX &&
+         row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY;
 }
 
 void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_q * d.seq_q > 0, Unsupported,
                 "scaled_dot_product_attention_backward: the 3xTF32 F32 dq was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(tiles_of(d.seq_q)));
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kTile)));
   const TiledShape s = tiled_shape_of(d);
   if (d.head_dim == 64)
     fast_split ? launch(tf32x3_dq_kernel<64, true>, DqLayout<64>::kBytes, grid, p, s, stream)
@@ -530,7 +529,7 @@ void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, boo
 void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_kv * d.seq_k > 0, Unsupported,
                 "scaled_dot_product_attention_backward: the 3xTF32 F32 dk/dv was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(tiles_of(d.seq_k)));
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(row_tiles(d.seq_k, kTile)));
   const TiledShape s = tiled_shape_of(d);
   if (d.head_dim == 64)
     fast_split ? launch(tf32x3_dkdv_kernel<64, true>, DkvLayout<64>::kBytes, grid, p, s, stream)
