@@ -13,8 +13,8 @@
 // Two splits (split() in attention_tf32x3.cuh): 1 = as specified, cvt.rna.satfinite big and
 // cvt.rna small (the satfinite keeps an infinite input infinite: inf as small, not inf - inf =
 // NaN); 2 = the same rounding of big by integer add and mask, small handed over untruncated
-// (the tensor core truncates it): 3 instructions a split instead of ~10.5, same accuracy (host emulation,
-// tests/unit/attention_tf32x3_fragments_test.cpp), but an infinite input gives NaN.
+// (the tensor core truncates it): 3 instructions a split instead of ~10.5, same accuracy (host
+// emulation, tests/unit/attention_tf32x3_fragments_test.cpp), but an infinite input gives NaN.
 //
 // Layout. A block of 256 threads (8 warps) owns 128 query rows; warp w owns rows 16w .. 16w+15
 // of them and, per 64-key tile, the whole 16 x 64 score block (8 MMA n-tiles of 8 keys, 32
