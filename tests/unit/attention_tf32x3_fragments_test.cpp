@@ -311,6 +311,19 @@ float mma3_add(float acc, const float* a, const float* b, Rounding r, bool fast)
   return mma_add(acc, ab, bb, 8, r);
 }
 
+// The backward's score products (mma3_apart): the small cross terms into their own
+// accumulator `cross`, big x big into acc; the kernel adds the two after the last k-step.
+float mma3_apart_add(float acc, float& cross, const float* a, const float* b, Rounding r, bool fast) {
+  float ab[8], as[8], bb[8], bs[8];
+  for (int x = 0; x < 8; ++x) {
+    const Split sa = split(a[x], fast), sb = split(b[x], fast);
+    ab[x] = sa.big, as[x] = sa.small, bb[x] = sb.big, bs[x] = sb.small;
+  }
+  cross = mma_add(cross, as, bb, 8, r);
+  cross = mma_add(cross, ab, bs, 8, r);
+  return mma_add(acc, ab, bb, 8, r);
+}
+
 struct Problem {
   int sq, sk, d;
   bool causal;
@@ -471,12 +484,12 @@ struct GradErrors {
 };
 
 // One (batch, head) slice of the backward (attention_f32_tf32x3_bwd.cu) in the kernels' order
-// of operations with `tensor_cores` on (dq: S and dP over 16-dim chunks of two k-steps, dS =
-// P (dP - delta), dQ over 8-key k-steps in bwd_stream_k order, each 64-key tile's two 32-key
-// halves summed apart and added at the end; dk/dv: S^T and dP^T with the key rows as A, dV and
-// dK over 8-row k-steps of 64-row tiles), or plain F32 fmaf sums in order (the SIMT kernels)
-// with it off; against FP64. Out, logsumexp and delta come in as F32 (the forward's and
-// delta_kernel's roundings), as on the GPU.
+// of operations with `tensor_cores` on (dq: S and dP over 16-dim chunks of two k-steps, their
+// cross terms summed apart, dS = P (dP - delta), dQ over 8-key k-steps in bwd_stream_k order,
+// each 64-key tile's two 32-key halves summed apart and added at the end; dk/dv: S^T and dP^T
+// with the key rows as A, dV and dK over 8-row k-steps of 64-row tiles), or plain F32 fmaf
+// sums in order (the SIMT kernels) with it off; against FP64. Out, logsumexp and delta come in
+// as F32 (the forward's and delta_kernel's roundings), as on the GPU.
 GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding rounding, bool fast, unsigned seed) {
   const int D = pr.d, sq = pr.sq, sk = pr.sk;
   std::mt19937 rng(seed);
@@ -539,10 +552,11 @@ GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding round
     }
   }
 
-  // A dot product over the head dims: 16-dim chunks of two MMA k-steps (qk_dim), or fmaf in order.
+  // A score over the head dims: 16-dim chunks of two MMA k-steps (qk_dim), the cross terms
+  // summed apart (mma3_apart), or fmaf in order.
   std::vector<float> a8(8), b8(8);
   auto dot = [&](const std::vector<float>& a, int ra, const std::vector<float>& b, int rb) {
-    float acc = 0;
+    float acc = 0, cross = 0;
     if (!tensor_cores) {
       for (int c = 0; c < D; ++c) acc = std::fma(at(a, ra, c), at(b, rb, c), acc);
       return acc;
@@ -551,9 +565,9 @@ GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding round
       for (int step = 0; step < 2; ++step) {
         for (int x = 0; x < 8; ++x) a8[static_cast<std::size_t>(x)] = at(a, ra, c + qk_dim(step, x)),
                                     b8[static_cast<std::size_t>(x)] = at(b, rb, c + qk_dim(step, x));
-        acc = mma3_add(acc, a8.data(), b8.data(), rounding, fast);
+        acc = mma3_apart_add(acc, cross, a8.data(), b8.data(), rounding, fast);
       }
-    return acc;
+    return acc + cross;
   };
   // The F32 P and dS of (i, j), as the kernels form them; 0 where hidden.
   std::vector<float> pf(p.size(), 0.f), dsf(p.size(), 0.f), pft(p.size(), 0.f), dsft(p.size(), 0.f);

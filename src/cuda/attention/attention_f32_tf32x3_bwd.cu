@@ -25,22 +25,25 @@
 // 32 (w / 4) .. + 31 of each tile: S = Q K^T and dP = dO V^T (16 x 32 each, computed in one
 // loop: 8 independent accumulator chains), dS = P (dP - delta) in registers, dQ += dS K (16 x
 // D). The two key halves' partial dQ are added at the end through shared memory, first half
-// plus second, then dq = scale dQ. Registers: dQ D/2 + S 16 + dP 16 accumulators a lane.
+// plus second, then dq = scale dQ. Registers: dQ D/2 + S 16 + dP 16 accumulators a lane, and
+// while the scores run 32 more for their small cross terms (mma3_apart below).
 // dk/dv kernel: a block owns 64 keys and streams 64-row Q/dO tiles of every query head of the
 // group (double-buffered; the tile's lse and delta by plain loads into shared memory). Warp w
 // takes keys 16 (w % 4) .. + 15; warps 0-3 compute S^T = K Q^T, P^T, and dV += P^T dO; warps
 // 4-7 compute dP^T = V dO^T, read their partner's P^T from shared memory (same lane, same
 // registers: conflict-free float4s) after a barrier, form dS^T = P^T (dP^T - delta) and
-// dK += dS^T Q. So each warp holds 32 score and D/2 output accumulators a lane (the forward's
-// budget), and the two halves run the same code on different operands.
+// dK += dS^T Q. So each warp holds 32 score (and, while they run, 32 cross-term) and D/2
+// output accumulators a lane, and the two halves run the same code on different operands.
 //
 // Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2), all with
 // __launch_bounds__(256, 1), one block (8 warps) per SM, no spills, no stack:
-//   dq   D = 128: 229 / 227 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats);
-//        D = 64:  172 / 174 registers, shared 114688 B;
-//   dkdv D = 128: 202 / 203 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T
+//   dq   D = 128: 250 / 245 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats);
+//        D = 64:  191 / 190 registers, shared 114688 B;
+//   dkdv D = 128: 225 / 226 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T
 //                 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
-//        D = 64:  166 / 169 registers, shared 132096 B.
+//        D = 64:  186 / 188 registers, shared 132096 B.
+// (With the cross terms in the score accumulators, as the forward's mma3: 229 / 227, 172 / 174,
+// 202 / 203, 166 / 169; an A/B for the GPU if dq at D = 128 proves register-starved.)
 // Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
 // dQ each), ~530 splits; dk/dv 768 MMAs (3 x 128 for the score, 3 x 128 for dV or dK), ~650
 // splits. The tensor cores take ~4 clocks per m16n8k8 TF32 MMA per SM sub-partition, so the two
@@ -157,6 +160,18 @@ constexpr bool maps_match_float4_reads() {
 }
 static_assert(maps_match_float4_reads());
 
+// mma3 with the small cross terms in their own accumulators x: c then takes one rounding per
+// k-step instead of three. The score products need it more than the others: dS = P (dP - delta)
+// cancels where a row has few visible keys (exactly, for a causal row 0), leaving dP's
+// rounding, which the tensor cores may truncate (the host emulation's pessimistic model:
+// 48% of the F32 tolerance with mma3, 28% apart). Costs 32 accumulators while the score runs.
+__device__ __forceinline__ void mma3_apart(float (&c)[4], float (&x)[4], const Split (&a)[4],
+                                           const Split (&b)[2]) {
+  mma(x, a[0].small, a[1].small, a[2].small, a[3].small, b[0].big, b[1].big);
+  mma(x, a[0].big, a[1].big, a[2].big, a[3].big, b[0].small, b[1].small);
+  mma(c, a[0].big, a[1].big, a[2].big, a[3].big, b[0].big, b[1].big);
+}
+
 // c[p][j] += A_p B_p^T for kPairs products at once (more independent accumulator chains):
 // A_p's 16 own rows at a[p] (this lane's row g, dim 4q; row g + 8 at + 8 kA), B_p's n-tile j
 // at b[p] + 8 j kB (this lane's streamed row bwd_perm(g), dim 4q), over D head dims in chunks of
@@ -164,6 +179,13 @@ static_assert(maps_match_float4_reads());
 template <int D, int NT, int kPairs, int kA, int kB, bool kFast>
 __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
                                       const float* const (&b)[kPairs]) {
+  float x[kPairs][NT][4];  // the small cross terms, apart from c's big x big
+#pragma unroll
+  for (int p = 0; p < kPairs; ++p)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) x[p][j][i] = 0.f;
   // D = 64: the whole loop unrolled (4 chunks, no more registers than 1); D = 128: 2 of 8 chunks
   // a pass, to keep the code small.
 #pragma unroll(D <= 64 ? 4 : 2)
@@ -186,10 +208,16 @@ __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* co
         const float4 y = *reinterpret_cast<const float4*>(b[p] + 8 * j * kB + ch);
         const Split b0[2] = {split<kFast>(y.x), split<kFast>(y.y)};
         const Split b1[2] = {split<kFast>(y.z), split<kFast>(y.w)};
-        mma3(c[p][j], a0[p], b0);
-        mma3(c[p][j], a1[p], b1);
+        mma3_apart(c[p][j], x[p][j], a0[p], b0);
+        mma3_apart(c[p][j], x[p][j], a1[p], b1);
       }
   }
+#pragma unroll
+  for (int p = 0; p < kPairs; ++p)
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) c[p][j][i] += x[p][j][i];
 }
 
 // acc += C B: C = the score accumulators (P or dS) as A fragments, k-step j = the streamed rows
