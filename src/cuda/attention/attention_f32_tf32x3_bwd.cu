@@ -6,9 +6,11 @@
 // (no atomics: bit for bit repeatable), hidden scores (keys past Sk, rows past Sq, top-left
 // causal, rows with lse = -inf) get P = 0 and dS = 0 explicitly, and every staged row past an
 // end is zero-filled by cp.async. Only the products differ: every one is 3xTF32 (big/small
-// split of both operands, the small cross terms accumulated first, F32 accumulation; the
-// arithmetic and the two splits are explained in attention_f32_tf32x3.cu and
-// attention_tf32x3.cuh), each a fixed sequence of MMAs.
+// split of both operands, F32 accumulation; the arithmetic and the two splits are explained in
+// attention_f32_tf32x3.cu and attention_tf32x3.cuh), each a fixed sequence of MMAs. The small
+// cross terms go first into the same accumulators (mma3) in the products that sum over keys or
+// rows, and into accumulators of their own, added at the end (mma3_apart), in the score
+// products over the head dims.
 //
 // Both kernels run two products per (own tile, streamed tile) pair with m16n8k8 MMAs: a score
 // product C = A_own B_streamed^T over the head dims, then C, turned into P or dS in registers,
@@ -23,7 +25,7 @@
 // dq kernel: a block (8 warps) owns 64 query rows and streams 64-key K/V tiles (cp.async,
 // double-buffered, one barrier a tile). Warp w takes rows 16 (w % 4) .. + 15 and keys
 // 32 (w / 4) .. + 31 of each tile: S = Q K^T and dP = dO V^T (16 x 32 each, computed in one
-// loop: 8 independent accumulator chains), dS = P (dP - delta) in registers, dQ += dS K (16 x
+// loop: 16 independent accumulator chains), dS = P (dP - delta) in registers, dQ += dS K (16 x
 // D). The two key halves' partial dQ are added at the end through shared memory, first half
 // plus second, then dq = scale dQ. Registers: dQ D/2 + S 16 + dP 16 accumulators a lane, and
 // while the scores run 32 more for their small cross terms (mma3_apart below).
