@@ -82,9 +82,9 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                   false, 31, half);
   }
   add_problem(ctx, cases, "sdpa_bf16_d64", DType::BF16, full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 64, false,
-              false, 41);
+              false, 41, true);
   add_problem(ctx, cases, "sdpa_bf16_d256", DType::BF16, full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 256, false,
-              false, 45);
+              false, 45, true);
   // Forward only: at S = 16384 cuDNN's deterministic backward would keep an S x S dP, so the
   // backward runs on the own kernels (src/cuda/attention/cudnn_sdpa.cpp) and would take seconds.
   add_problem(ctx, cases, "sdpa_bf16_s16k_causal", DType::BF16, 1, full ? 32 : 2, full ? 16384 : 64, 128, true, true,

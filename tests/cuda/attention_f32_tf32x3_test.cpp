@@ -187,6 +187,46 @@ TEST(Tf32x3AttentionBackward, TakesWhatTheTiledBackwardTakesWithinGridY) {
   EXPECT_FALSE(attention::tiled_backward_f32_tf32x3_fits(desc_of(Problem{1, 2, 2, 64, 64, 64, false}), off));
 }
 
+// Infinite inputs: an infinite v element makes the outputs of the rows that weigh its key ±inf
+// (as F32 arithmetic), an infinite q element makes its row's scores infinite (NaN rows), an
+// infinite k element makes the scores of its key ±inf for every row. Both splits give the SIMT
+// kernel's infinities and NaNs in the same places (the fast split clamps big to the largest
+// finite TF32, so inf times a b that TF32 holds exactly is not inf * 0), and agree elsewhere.
+TEST_F(Tf32x3Attention, InfinitiesAsTheSimtKernel) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(95, gpu);
+  for (const std::int64_t d : {64, 128})
+    for (const bool causal : {false, true})
+      for (int which = 0; which < 3; ++which) {  // the infinity in q, k, v
+        const Problem pr{1, 2, 2, 130, 70, d, causal};
+        std::vector<float> qh = host(random::randn({1, 2, 130, d}, DType::F32, gpu, &generator));
+        std::vector<float> kh = host(random::randn({1, 2, 70, d}, DType::F32, gpu, &generator));
+        std::vector<float> vh = host(random::randn({1, 2, 70, d}, DType::F32, gpu, &generator));
+        // Exactly representable neighbours: a TF32 split leaves them no small part.
+        vh[static_cast<std::size_t>((0 * 70 + 10) * d + 8)] = 1.0f;
+        kh[static_cast<std::size_t>((0 * 70 + 11) * d + 2)] = -0.5f;
+        if (which == 0) qh[static_cast<std::size_t>((1 * 130 + 100) * d + 2)] = INFINITY;  // head 1, query 100
+        if (which == 1) kh[static_cast<std::size_t>((1 * 70 + 40) * d + 4)] = -INFINITY;  // head 1, key 40
+        if (which == 2) {
+          vh[static_cast<std::size_t>((0 * 70 + 10) * d + 7)] = INFINITY;  // head 0, key 10
+          vh[static_cast<std::size_t>((1 * 70 + 3) * d + 0)] = -INFINITY;  // head 1, key 3
+        }
+        const Tensor q = from_vector(qh, {1, 2, 130, d}).to(gpu), k = from_vector(kh, {1, 2, 70, d}).to(gpu);
+        const Tensor v = from_vector(vh, {1, 2, 70, d}).to(gpu);
+        const Result simt = run(pr, q, k, v, 0);
+        bool any_inf = false;
+        for (const float x : host(simt.out)) any_inf = any_inf || std::isinf(x) || std::isnan(x);
+        EXPECT_TRUE(any_inf) << "the infinity reaches the SIMT output, input " << which;
+        for (const int kernel : {1, 2}) {
+          const Result tc = run(pr, q, k, v, kernel);
+          const std::string what = "split " + std::to_string(kernel) + ", infinity in input " +
+                                   std::to_string(which) + ", D " + std::to_string(d) + (causal ? " causal" : "");
+          EXPECT_EQ(conformance::compare(tc.out, simt.out, {1e-4, 1e-5}), "") << "out, " << what;
+          EXPECT_EQ(conformance::compare(tc.lse, simt.lse, {1e-4, 1e-5}), "") << "logsumexp, " << what;
+        }
+      }
+}
+
 struct Grads {
   Tensor dq, dk, dv;
 };

@@ -374,16 +374,18 @@ void check_grid(const AttentionDesc& d, std::int64_t y) {
                 " exceeds the CUDA kernels' grid limit 65535 (B = ", d.batch, ")");
 }
 
-// FERRITE_ATTENTION_F32_TF32X3 (read once): 1 runs the tiled F32 forward's and backward's
-// products on the tensor cores in 3xTF32 (attention_f32_tf32x3.cu, attention_f32_tf32x3_bwd.cu)
-// instead of the CUDA cores, 2 the same with their cheaper operand splits; unset or 0, the SIMT
-// kernels. Opt-in until measured on the GPU against the conformance tolerances and the SIMT
-// kernels' rates.
+// How the tiled F32 kernels (D = Dv in {64, 128}, no explicit mask) multiply, read once from
+// FERRITE_ATTENTION_F32_TF32X3: unset or 2 (the default), on the tensor cores in 3xTF32 with
+// the cheap operand split (attention_f32_tf32x3.cu, attention_f32_tf32x3_bwd.cu), as PyTorch's
+// F32 SDPA (its memory-efficient kernel multiplies in CUTLASS's "fast F32", 3xTF32 too); 1, the
+// same with the cvt-rounded split (slower, the same tolerance); 0, on the CUDA cores in plain
+// F32 FMAs (attention_f32_tiled*.cu). All three pass the same conformance tolerances; on the
+// H200 (B=1, H=16, S=2048, D=128) the forward ran at 55.9 (2), 40.1 (1) and 37.7 (0) TFLOP/s.
 int tf32x3_mode() {
   static const int mode = [] {
     const char* v = std::getenv("FERRITE_ATTENTION_F32_TF32X3");
-    if (v == nullptr || *v == '\0' || *v == '0') return 0;
-    return *v == '2' ? 2 : 1;
+    if (v == nullptr || *v == '\0') return 2;
+    return *v == '0' ? 0 : *v == '1' ? 1 : 2;
   }();
   return mode;
 }

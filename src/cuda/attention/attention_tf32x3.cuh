@@ -32,11 +32,14 @@ __device__ __forceinline__ void stage(float* dst, const float* src, int row0, in
 // + half a TF32 ulp, low 13 bits cleared (round to nearest, ties away, as cvt.rna for finite x:
 // IADD + LOP), small = x - big exact in F32 and handed to the MMA as is: the tensor core reads
 // the upper 19 bits of a TF32 operand register, so small is truncated (error <= 2^-10 |small|
-// <= 2^-21 |x|, against 2^-22 for the rounded small): 3 instructions a split. Its one
-// difference: an infinite element turns into NaN (inf + half ulp is a NaN pattern; so does a
-// finite |x| that rounds past FLT_MAX), where kFast = false and the SIMT kernels keep it
-// infinite. NaN stays NaN in both: the add may carry a NaN pattern such as CUDA's 0x7fffffff
-// into a zero big, but small = x - big is then NaN.
+// <= 2^-21 |x|, against 2^-22 for the rounded small). big is then clamped to the largest
+// finite TF32 (two FMNMX), as cvt's satfinite does: an infinite x gives big = ±max and small
+// = ±inf, so a product with a nonzero b is ±inf (small_a big_b), where an infinite big would
+// meet b's small part, zero for every b that TF32 holds exactly, and give inf * 0 = NaN. 5
+// instructions a split. NaN stays NaN: the add may carry a NaN pattern such as CUDA's
+// 0x7fffffff into a zero big (or the clamp turn a NaN big into ±max), but small = x - big is
+// then NaN. Both splits share one limit of the scheme: an infinite a times a b above 2048 in
+// magnitude can give NaN where F32 gives ±inf (big_a small_b overflows with small_b's sign).
 struct Split {
   unsigned big, small;
 };
@@ -44,8 +47,10 @@ template <bool kFast>
 __device__ __forceinline__ Split split(float x) {
   Split s;
   if constexpr (kFast) {
-    s.big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
-    s.small = __float_as_uint(x - __uint_as_float(s.big));
+    constexpr float kMaxTf32 = 0x1.ffcp127f;  // 0x7f7fe000: 10 mantissa bits set, the largest exponent
+    const float big = fminf(fmaxf(__uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u), -kMaxTf32), kMaxTf32);
+    s.big = __float_as_uint(big);
+    s.small = __float_as_uint(x - big);
   } else {
     asm("cvt.rna.satfinite.tf32.f32 %0, %1;\n" : "=r"(s.big) : "f"(x));
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.small) : "f"(x - __uint_as_float(s.big)));
