@@ -1,6 +1,7 @@
 // F32 flash-attention forward for head dims 64 and 128 whose two products run on the tensor
-// cores with 3xTF32 ("fast F32"): the variant of attention_f32_tiled.cu taken when
-// FERRITE_ATTENTION_F32_TF32X3 is 1 or 2 (attention_kernels.cu, read once). Same problems,
+// cores with 3xTF32 ("fast F32"): the variant of attention_f32_tiled.cu that forward() takes
+// by default (FERRITE_ATTENTION_F32_TF32X3 unset or 2: the fast split; 1: the cvt split; 0
+// selects the SIMT kernel instead; attention_kernels.cu, read once). Same problems,
 // same semantics, same outputs (out and the natural-log logsumexp); only the products differ.
 //
 // Why: the SIMT kernel is bound by the CUDA cores' F32 FMA rate (~67 TFLOP/s on the H200; it
@@ -62,7 +63,9 @@
 // clocks a tile for their MMAs; they issue ~15600 instructions with split 1 (issue-bound:
 // ~70 TFLOP/s at most at 1.98 GHz, ~50-55 expected) and ~6500 with split 2 (about MMA-bound:
 // ~120 at most, ~70-90 expected if mma.sync reaches 60-70% of the TF32 peak). The SIMT kernel:
-// 38, PyTorch 43.2. Not measured yet.
+// 38, PyTorch 43.2. Measured (H200, session 10): split 1 40.1, split 2 55.9 before the clamp
+// of big (attention_tf32x3.cuh), 51.7 TFLOP/s with it; ncu: 12.5% occupancy, 4.17 cycles
+// between a warp's instructions, the SM 49% busy: bound by latency, not by the MMAs.
 //
 // To verify on the GPU (build-gpu: the CUDA build; each command on one line):
 //   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention_F32*'

@@ -1,6 +1,7 @@
 // F32 flash-attention backward for head dims 64 and 128 whose products run on the tensor cores
-// in 3xTF32: the variant of attention_f32_tiled_bwd.cu taken when FERRITE_ATTENTION_F32_TF32X3
-// is 1 or 2 (attention_kernels.cu, read once; 2 = the fast split). Same problems, same
+// in 3xTF32: the variant of attention_f32_tiled_bwd.cu that backward() takes by default
+// (FERRITE_ATTENTION_F32_TF32X3 unset or 2 = the fast split, 1 the cvt split, 0 the SIMT
+// kernels; attention_kernels.cu, read once). Same problems, same
 // semantics as the SIMT tiled backward: P = exp(scale q.k - lse) recomputed from the saved
 // logsumexp, delta_i = dO_i . O_i from delta_kernel, dq, dk and dv with one owner block each
 // (no atomics: bit for bit repeatable), hidden scores (keys past Sk, rows past Sq, top-left
@@ -55,7 +56,9 @@
 // backward executes 7 products (S and dP are recomputed by both kernels, as in the SIMT one)
 // where the usual count (bench/compare_torch.py) credits 5, so that is ~50-70 TFLOP/s as
 // reported, against 22.9 (SIMT) and 34.7 (PyTorch) at B=1, H=16, S=2048, D=128. Split 1 costs
-// ~10.5 instructions a split: issue-bound, about half that. Not measured yet.
+// ~10.5 instructions a split: issue-bound, about half that. Measured (H200, session 10, the
+// default split): 32.5 TFLOP/s as reported (0.947x PyTorch's 34.3), causal 31.7 (1.204x): bound
+// by latency like the forward (one block a multiprocessor), not by the MMAs.
 //
 // To verify on the GPU (build-gpu: the CUDA build; each command on one line):
 //   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3Attention*'   (calls these kernels

@@ -36,8 +36,8 @@ void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream)
 bool tiled_forward_f32_fits(const AttentionDesc& desc, const Pointers& p);
 void tiled_forward_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 /// The same forward with both products on the tensor cores in 3xTF32 (attention_f32_tf32x3.cu):
-/// takes what tiled_forward_f32 takes; forward() picks it when FERRITE_ATTENTION_F32_TF32X3 is 1
-/// (rounded splits) or 2 (fast_split: cheaper splits, an infinite input gives NaN).
+/// takes what tiled_forward_f32 takes; forward() picks it unless FERRITE_ATTENTION_F32_TF32X3 is
+/// 0: fast_split (the default, FERRITE_ATTENTION_F32_TF32X3 unset or 2) or rounded splits (1).
 void tiled_forward_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split, cudaStream_t stream);
 
 /// The register-blocked F32 backward (attention_f32_tiled_bwd.cu), after delta_kernel: dq with
@@ -49,8 +49,8 @@ void tiled_backward_dq_f32(const AttentionDesc& desc, const Pointers& p, cudaStr
 void tiled_backward_dkdv_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 /// The same backward with its products on the tensor cores in 3xTF32 (attention_f32_tf32x3_bwd.cu):
 /// takes what the tiled backward takes while the row and key tile counts fit grid y (<= 65535);
-/// backward() picks it when FERRITE_ATTENTION_F32_TF32X3 is 1 (rounded splits) or 2 (fast_split:
-/// cheaper splits, an infinite input gives NaN). Same preconditions on Sq and Sk per side.
+/// backward() picks it unless FERRITE_ATTENTION_F32_TF32X3 is 0: fast_split (the default) or
+/// rounded splits (1). Same preconditions on Sq and Sk per side.
 bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& desc, const Pointers& p);
 void tiled_backward_dq_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split, cudaStream_t stream);
 void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split,
