@@ -106,92 +106,14 @@ TEST(Tf32x3Fragments, KernelOrdersArePermutations) {
   }
 }
 
-// One warp's S = Q K^T (16 rows, a 64-key tile, D dims) and O = P V with P in S's accumulators,
-// gathered with the kernel's maps, against plain products. Integers keep the sums exact.
-TEST(Tf32x3Fragments, OneWarpReplaysBothProducts) {
-  constexpr int D = 128, kKeys = 64;
-  std::mt19937 rng(5);
-  std::uniform_int_distribution<int> u(-8, 8);
-  std::vector<double> q(16 * D), k(kKeys * D), p(16 * kKeys), v(kKeys * D);
-  for (auto* m : {&q, &k, &p, &v})
-    for (double& x : *m) x = u(rng);
-
-  static CFrag s[8];
-  for (auto& tile : s)
-    for (auto& lane : tile)
-      for (double& x : lane) x = 0;
-  for (int c = 0; c < D; c += 16)
-    for (int step = 0; step < 2; ++step) {
-      AFrag a;
-      for (int lane = 0; lane < kLanes; ++lane)
-        for (int i = 0; i < 4; ++i) a[lane][i] = q[a_row(lane, i) * D + c + qk_dim(step, a_col(lane, i))];
-      for (int j = 0; j < 8; ++j) {
-        BFrag b;
-        for (int lane = 0; lane < kLanes; ++lane)
-          for (int i = 0; i < 2; ++i) b[lane][i] = k[s_key(j, b_col(lane, i)) * D + c + qk_dim(step, b_row(lane, i))];
-        emulated_mma(s[j], a, b);
-      }
-    }
-  for (int j = 0; j < 8; ++j)
-    for (int lane = 0; lane < kLanes; ++lane)
-      for (int i = 0; i < 4; ++i) {
-        const int row = c_row(lane, i), key = s_key(j, c_col(lane, i));
-        double want = 0;
-        for (int d = 0; d < D; ++d) want += q[row * D + d] * k[key * D + d];
-        ASSERT_EQ(s[j][lane][i], want) << "S row " << row << " key " << key;
-      }
-
-  // P into S's accumulator layout, then the kernel's second product.
-  for (int j = 0; j < 8; ++j)
-    for (int lane = 0; lane < kLanes; ++lane)
-      for (int i = 0; i < 4; ++i) s[j][lane][i] = p[c_row(lane, i) * kKeys + s_key(j, c_col(lane, i))];
-  static CFrag o[D / 8];
-  for (auto& tile : o)
-    for (auto& lane : tile)
-      for (double& x : lane) x = 0;
-  for (int j = 0; j < 8; ++j) {
-    AFrag a;
-    for (int lane = 0; lane < kLanes; ++lane)
-      for (int i = 0; i < 4; ++i) a[lane][i] = s[j][lane][p_from_s(i)];
-    for (int nt = 0; nt < D / 8; ++nt) {
-      BFrag b;
-      for (int lane = 0; lane < kLanes; ++lane)
-        for (int i = 0; i < 2; ++i) b[lane][i] = v[pv_key(j, b_row(lane, i)) * D + pv_dim(nt, b_col(lane, i))];
-      emulated_mma(o[nt], a, b);
-    }
-  }
-  for (int nt = 0; nt < D / 8; ++nt)
-    for (int lane = 0; lane < kLanes; ++lane)
-      for (int i = 0; i < 4; ++i) {
-        const int row = c_row(lane, i), dim = pv_dim(nt, c_col(lane, i));
-        double want = 0;
-        for (int key = 0; key < kKeys; ++key) want += p[row * kKeys + key] * v[key * D + dim];
-        ASSERT_EQ(o[nt][lane][i], want) << "O row " << row << " dim " << dim;
-      }
-}
-
-// The backward's streamed-row order: a permutation within each 8-row n-tile.
-TEST(Tf32x3Fragments, BackwardRowOrdersArePermutations) {
-  int seen[8] = {};
-  for (int n = 0; n < 8; ++n) ++seen[bwd_perm(n)];
-  for (int x : seen) EXPECT_EQ(x, 1);
-  for (int j = 0; j < 8; ++j) {
-    int n_rows[8] = {}, k_rows[8] = {};
-    for (int x = 0; x < 8; ++x) {
-      ++n_rows[bwd_stream_n(j, x) - 8 * j];
-      ++k_rows[bwd_stream_k(j, x) - 8 * j];
-    }
-    for (int x = 0; x < 8; ++x) EXPECT_EQ(n_rows[x] * k_rows[x], 1);
-  }
-}
-
-// One warp of the backward (attention_f32_tf32x3_bwd.cu): the score product C = A B^T (16 own
-// rows, a 64-row streamed tile, D dims; S = Q K^T, dP = dO V^T, S^T = K Q^T, dP^T = V dO^T),
-// then X C' with X (P or dS) in C's accumulators and C' a second streamed matrix (dQ += dS K,
-// dV += P^T dO, dK += dS^T Q), gathered with the kernel's maps, against plain products.
-TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
+// One warp's two products, gathered with the kernel's maps, against plain products (integers
+// keep the sums exact): the score C = A B^T over D dims (16 own rows of A, a 64-row streamed
+// tile B whose row for n-tile j and MMA index n is score_row(j, n)), then X C2 with X (P or dS)
+// placed in C's accumulators and C2's row for k-step j and MMA index k at second_row(j, k).
+template <class ScoreRow, class SecondRow>
+void replay_one_warp(unsigned seed, ScoreRow score_row, SecondRow second_row) {
   constexpr int D = 128, kStream = 64;
-  std::mt19937 rng(6);
+  std::mt19937 rng(seed);
   std::uniform_int_distribution<int> u(-8, 8);
   std::vector<double> own(16 * D), stream(kStream * D), x(16 * kStream), stream2(kStream * D);
   for (auto* m : {&own, &stream, &x, &stream2})
@@ -210,14 +132,14 @@ TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
         BFrag b;
         for (int lane = 0; lane < kLanes; ++lane)
           for (int i = 0; i < 2; ++i)
-            b[lane][i] = stream[bwd_stream_n(j, b_col(lane, i)) * D + ch + qk_dim(step, b_row(lane, i))];
+            b[lane][i] = stream[score_row(j, b_col(lane, i)) * D + ch + qk_dim(step, b_row(lane, i))];
         emulated_mma(c[j], a, b);
       }
     }
   for (int j = 0; j < 8; ++j)
     for (int lane = 0; lane < kLanes; ++lane)
       for (int i = 0; i < 4; ++i) {
-        const int row = c_row(lane, i), r = bwd_stream_n(j, c_col(lane, i));
+        const int row = c_row(lane, i), r = score_row(j, c_col(lane, i));
         double want = 0;
         for (int d = 0; d < D; ++d) want += own[row * D + d] * stream[r * D + d];
         ASSERT_EQ(c[j][lane][i], want) << "score own row " << row << " streamed row " << r;
@@ -226,7 +148,7 @@ TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
   // X into the score's accumulator layout, then the second product.
   for (int j = 0; j < 8; ++j)
     for (int lane = 0; lane < kLanes; ++lane)
-      for (int i = 0; i < 4; ++i) c[j][lane][i] = x[c_row(lane, i) * kStream + bwd_stream_n(j, c_col(lane, i))];
+      for (int i = 0; i < 4; ++i) c[j][lane][i] = x[c_row(lane, i) * kStream + score_row(j, c_col(lane, i))];
   static CFrag o[D / 8];
   for (auto& tile : o)
     for (auto& lane : tile)
@@ -238,8 +160,7 @@ TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
     for (int nt = 0; nt < D / 8; ++nt) {
       BFrag b;
       for (int lane = 0; lane < kLanes; ++lane)
-        for (int i = 0; i < 2; ++i)
-          b[lane][i] = stream2[bwd_stream_k(j, b_row(lane, i)) * D + pv_dim(nt, b_col(lane, i))];
+        for (int i = 0; i < 2; ++i) b[lane][i] = stream2[second_row(j, b_row(lane, i)) * D + pv_dim(nt, b_col(lane, i))];
       emulated_mma(o[nt], a, b);
     }
   }
@@ -251,6 +172,33 @@ TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
         for (int r = 0; r < kStream; ++r) want += x[row * kStream + r] * stream2[r * D + dim];
         ASSERT_EQ(o[nt][lane][i], want) << "second product own row " << row << " dim " << dim;
       }
+}
+
+// The forward: S = Q K^T (keys in order) and O = P V with P in S's accumulators.
+TEST(Tf32x3Fragments, OneWarpReplaysBothProducts) {
+  replay_one_warp(5, [](int j, int n) { return s_key(j, n); }, [](int j, int k) { return pv_key(j, k); });
+}
+
+// The backward's streamed-row order: a permutation within each 8-row n-tile.
+TEST(Tf32x3Fragments, BackwardRowOrdersArePermutations) {
+  int seen[8] = {};
+  for (int n = 0; n < 8; ++n) ++seen[bwd_perm(n)];
+  for (int x : seen) EXPECT_EQ(x, 1);
+  for (int j = 0; j < 8; ++j) {
+    int n_rows[8] = {}, k_rows[8] = {};
+    for (int x = 0; x < 8; ++x) {
+      ++n_rows[bwd_stream_n(j, x) - 8 * j];
+      ++k_rows[bwd_stream_k(j, x) - 8 * j];
+    }
+    for (int x = 0; x < 8; ++x) EXPECT_EQ(n_rows[x] * k_rows[x], 1);
+  }
+}
+
+// One warp of the backward (attention_f32_tf32x3_bwd.cu): the score product (S = Q K^T,
+// dP = dO V^T, S^T = K Q^T, dP^T = V dO^T) over the streamed rows in bwd_perm's order, then the
+// second product (dQ += dS K, dV += P^T dO, dK += dS^T Q).
+TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
+  replay_one_warp(6, [](int j, int n) { return bwd_stream_n(j, n); }, [](int j, int k) { return bwd_stream_k(j, k); });
 }
 
 // ---- The kernel's arithmetic on the host ----
