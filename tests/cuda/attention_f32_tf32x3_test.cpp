@@ -11,7 +11,6 @@
 
 #include <cmath>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 
@@ -76,14 +75,9 @@ Result run(const Problem& pr, const Tensor& q, const Tensor& k, const Tensor& v,
 }
 
 std::vector<float> host(const Tensor& t) { return t.to(Device::cpu()).contiguous().to_vector<float>(); }
-// The bit patterns of a tensor's elements: "the same bits" must hold for NaN elements too,
-// which compare unequal as floats.
-std::vector<std::uint32_t> bits(const Tensor& t) {
-  const std::vector<float> v = host(t);
-  std::vector<std::uint32_t> out(v.size());
-  if (!v.empty()) std::memcpy(out.data(), v.data(), v.size() * sizeof(float));
-  return out;
-}
+// The bytes of a tensor's elements: "the same bits" must hold for NaN elements too, which
+// compare unequal as floats.
+std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }
 
 class Tf32x3Attention : public ::testing::Test {
  protected:
