@@ -241,6 +241,22 @@ struct BackwardInputs {
   Tensor q, k, v, go, out, lse, delta;
 };
 
+// The backward's operands from `in`, its gradients into g's tensors.
+attention::Pointers backward_pointers(const BackwardInputs& in, const Grads& g) {
+  attention::Pointers p;
+  p.q = in.q.data_ptr();
+  p.k = in.k.data_ptr();
+  p.v = in.v.data_ptr();
+  p.out = in.out.data_ptr();
+  p.grad_out = in.go.data_ptr();
+  p.logsumexp = in.lse.mutable_data_ptr();
+  p.delta = in.delta.mutable_data_ptr();
+  p.dq = g.dq.mutable_data_ptr();
+  p.dk = g.dk.mutable_data_ptr();
+  p.dv = g.dv.mutable_data_ptr();
+  return p;
+}
+
 BackwardInputs prepare(const Problem& pr, Tensor q, Tensor k, Tensor v, Tensor go) {
   const Device gpu = Device::cuda(0);
   BackwardInputs in{pr, std::move(q), std::move(k), std::move(v), std::move(go),
@@ -250,19 +266,9 @@ BackwardInputs prepare(const Problem& pr, Tensor q, Tensor k, Tensor v, Tensor g
   Result fwd = run(pr, in.q, in.k, in.v, 0);
   in.out = fwd.out;
   in.lse = fwd.lse;
-  Tensor dq = empty(in.q.shape(), DType::F32, gpu), dk = empty(in.k.shape(), DType::F32, gpu),
-         dv = empty(in.v.shape(), DType::F32, gpu);
-  attention::Pointers p;
-  p.q = in.q.data_ptr();
-  p.k = in.k.data_ptr();
-  p.v = in.v.data_ptr();
-  p.out = in.out.data_ptr();
-  p.grad_out = in.go.data_ptr();
-  p.logsumexp = in.lse.mutable_data_ptr();
-  p.delta = in.delta.mutable_data_ptr();
-  p.dq = dq.mutable_data_ptr();
-  p.dk = dk.mutable_data_ptr();
-  p.dv = dv.mutable_data_ptr();
+  const Grads scratch{empty(in.q.shape(), DType::F32, gpu), empty(in.k.shape(), DType::F32, gpu),
+                      empty(in.v.shape(), DType::F32, gpu)};
+  const attention::Pointers p = backward_pointers(in, scratch);
   const auto stream = static_cast<cudaStream_t>(cuda::current_stream(0));
   attention::backward(desc_of(pr), p, stream);
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -277,17 +283,7 @@ Grads run_backward(const BackwardInputs& in, int kernel) {
   const Device gpu = Device::cuda(0);
   Grads g{full(in.q.shape(), NAN, DType::F32, gpu), full(in.k.shape(), NAN, DType::F32, gpu),
           full(in.v.shape(), NAN, DType::F32, gpu)};
-  attention::Pointers p;
-  p.q = in.q.data_ptr();
-  p.k = in.k.data_ptr();
-  p.v = in.v.data_ptr();
-  p.out = in.out.data_ptr();
-  p.grad_out = in.go.data_ptr();
-  p.logsumexp = in.lse.mutable_data_ptr();
-  p.delta = in.delta.mutable_data_ptr();
-  p.dq = g.dq.mutable_data_ptr();
-  p.dk = g.dk.mutable_data_ptr();
-  p.dv = g.dv.mutable_data_ptr();
+  const attention::Pointers p = backward_pointers(in, g);
   EXPECT_TRUE(attention::tiled_backward_f32_tf32x3_fits(d, p));
   const auto stream = static_cast<cudaStream_t>(cuda::current_stream(0));
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
