@@ -1,6 +1,7 @@
 // F32 flash-attention backward for head dims 64 and 128 whose products run on the tensor cores
 // in 3xTF32: the variant of attention_f32_tiled_bwd.cu taken when FERRITE_ATTENTION_F32_TF32X3
-// is 1 or 2 (attention_kernels.cu, read once; 2 = the fast split). Same problems, same
+// is 1 to 6 (attention_kernels.cu, read once; 2 = the fast split, the default; 3 to 6 below,
+// "Latency variants"). Same problems, same
 // semantics as the SIMT tiled backward: P = exp(scale q.k - lse) recomputed from the saved
 // logsumexp, delta_i = dO_i . O_i from delta_kernel, dq, dk and dv with one owner block each
 // (no atomics: bit for bit repeatable), hidden scores (keys past Sk, rows past Sq, top-left
@@ -37,15 +38,14 @@
 // dK += dS^T Q. So each warp holds 32 score (and, while they run, 32 cross-term) and D/2
 // output accumulators a lane, and the two halves run the same code on different operands.
 //
-// Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2), all with
-// __launch_bounds__(256, 1), one block (8 warps) per SM, no spills, no stack:
-//   dq   D = 128: 250 / 245 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats);
-//        D = 64:  191 / 190 registers, shared 114688 B;
-//   dkdv D = 128: 225 / 226 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T
-//                 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
-//        D = 64:  186 / 188 registers, shared 132096 B.
-// (With the cross terms in the score accumulators, as the forward's mma3: 229 / 227, 172 / 174,
-// 202 / 203, 166 / 169; an A/B for the GPU if dq at D = 128 proves register-starved.)
+// Budget (sm_90, ptxas -v of this file, CUDA 13.0), all with __launch_bounds__(256, 1), one
+// block (8 warps) per SM, no spills, no stack; registers by variant 1 / 2 / 3 / 4 / 5 / 6:
+//   dq   D = 128: 250 / 255 / 249 / 245 / 240 / 252, shared 212992 B (Q, dO 64 x 144, K, V
+//                 2 x 64 x 136 floats);
+//        D = 64:  191 / 194 / 196 / 182 / 180 / 196, shared 114688 B;
+//   dkdv D = 128: 225 / 229 / 235 / 211 / 207 / 229, shared 230400 B (K, V 64 x 144, Q, dO
+//                 2 x 64 x 136, P^T 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
+//        D = 64:  185 / 190 / 188 / 172 / 170 / 188, shared 132096 B.
 // Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
 // dQ each), ~530 splits; dk/dv 768 MMAs (3 x 128 for the score, 3 x 128 for dV or dK), ~650
 // splits. The tensor cores take ~4 clocks per m16n8k8 TF32 MMA per SM sub-partition, so the two
@@ -55,14 +55,53 @@
 // backward executes 7 products (S and dP are recomputed by both kernels, as in the SIMT one)
 // where the usual count (bench/compare_torch.py) credits 5, so that is ~50-70 TFLOP/s as
 // reported, against 22.9 (SIMT) and 34.7 (PyTorch) at B=1, H=16, S=2048, D=128. Split 1 costs
-// ~10.5 instructions a split: issue-bound, about half that. Not measured yet.
+// ~10.5 instructions a split: issue-bound, about half that.
+//
+// Measured (H200, B=1, H=16, S=2048, D=128, variant 2): 32.5 TFLOP/s as reported, PyTorch
+// 34.3. As the forward (ncu: 12.5% occupancy, ~4.2 cycles between a warp's instructions, SM
+// ~49% busy), the kernels are bound by latency with two warps a scheduler, not by issue.
+//
+// Latency variants (attention::Tf32x3Variant, for an A/B on the GPU; 2 stays the default):
+//   6: P's exponentials branch-free (expf_unconditional, kFlatExp). With `visible ? expf(..)
+//      : 0` the compiler wraps each exponential in a branch (BSSY / BRA / BSYNC; SASS: 28
+//      branches in dq D = 128, 47 in dk/dv), so the 16 (dq) or 32 (dk/dv P^T warps; the dS^T
+//      warps wait for them at the P^T barrier) ~10-instruction chains with a MUFU.EX2 run one
+//      after the other, ~60 clocks each, every tile pair; flat (12 and 15 branches left, loop
+//      and tile edges), the scheduler interleaves them. The same values where visible, and
+//      hidden scores still give exactly 0 (a select, not a multiply): the same bits as 2.
+//   3: 6, and score() and second() read shared memory one item ahead (kPipelined): in the
+//      score, the next (n-tile, product) float4 before the current one's splits and MMAs, the
+//      next 16-dim chunk's own float4s at the chunk's last n-tile; in second(), the next
+//      (k-step, 32 dims) pair of float4s. ptxas already hoists reads within an unrolled pass
+//      (the SASS load-to-use distances barely move: median ~26-33 instructions, ~6 MMAs, either
+//      way), so what changes is the loop's back edge at D = 128: the pass's reads are in
+//      flight when it starts (dq: 1 read before its first MMA instead of 5). The same MMAs in
+//      the same order: the same bits as 2.
+//   5: 2 with the score products' cross terms in their own accumulators (mma3, as the other
+//      products and the forward) instead of apart (mma3_apart): 32 registers fewer while the
+//      score runs (dq D = 128: 255 -> 240), room for ptxas to schedule. Costs accuracy where
+//      dS = P (dP - delta) cancels: the host emulation (attention_tf32x3_fragments_test.cpp,
+//      truncated sums, randn, D = 64, causal) uses 48% of the F32 tolerance for dq against 28%
+//      apart; under its 50% bound but with less margin.
+//   4: 3 and 5 together: the same bits as 5.
+// Expected: 6 a few to ~10% over 2 (16 serial exponentials at ~60 clocks are ~1000 of a dq
+// warp's >= 4600 clocks a tile pair, hidden only by the scheduler's other warp; more for dk/dv,
+// 32 of them, and its P^T barrier makes the other half of the block wait for them); 3 a few % more at D = 128, ~nothing at D = 64 (fully unrolled); 5 and 4 +-
+// a few % (fewer registers, but ptxas did not spill at 255 either). A win for 3 or 4 large
+// enough to reach PyTorch (>= 1.06x over 2) would make it the next default.
 //
 // To verify on the GPU (build-gpu: the CUDA build; each command on one line):
-//   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3Attention*'   (calls these kernels
-//       directly, both splits, against the SIMT tiled backward: no variable needed)
-//   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) build-gpu/tests/ferrite_conformance --backend=cuda
-//       --gtest_filter='*scaled_dot_product_attention*F32*'
-//   FERRITE_ATTENTION_F32_TF32X3=2 python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_f32*'
+//   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3*'   (calls these kernels
+//       directly, all six variants, against the SIMT tiled backward, and 3 and 6 bit for bit
+//       against 2, 4 against 5: no variable needed)
+//   for m in 1 2 3 4 5 6; do FERRITE_ATTENTION_F32_TF32X3=$m build-gpu/tests/ferrite_conformance
+//       --backend=cuda --gtest_filter='*scaled_dot_product_attention*F32*'; done
+//   for m in 2 6 3 5 4; do FERRITE_ATTENTION_F32_TF32X3=$m python3 bench/compare_torch.py
+//       build-gpu/ferrite --filter 'sdpa_f32_bwd,sdpa_f32_causal_bwd'; done
+//   FERRITE_ATTENTION_F32_TF32X3=<m> ncu --clock-control none --section WarpStateStats --section
+//       SchedulerStats --section SourceCounters -k 'regex:tf32x3_(dq|dkdv)' -c 2
+//       build-gpu/ferrite bench --filter sdpa_f32_bwd   (stall reasons of the two kernels; for
+//       2 against 6: "Stall Branch Resolving" and "Stall Wait" should drop, issue slots rise)
 #include <cstdint>
 #include <type_traits>
 
