@@ -215,8 +215,8 @@ __device__ __forceinline__ void mma3_apart(float (&c)[4], float (&x)[4], const S
   mma(c, a[0].big, a[1].big, a[2].big, a[3].big, b[0].big, b[1].big);
 }
 
-// The score product's update of one accumulator tile by one k-step: kApart (modes 1, 2, 3)
-// sums the cross terms apart (mma3_apart), else (modes 4, 5) into c as the other products.
+// The score product's update of one accumulator tile by one k-step: kApart (variants 1, 2, 3,
+// 6) sums the cross terms apart (mma3_apart), else (4, 5) into c as the other products.
 template <bool kApart>
 __device__ __forceinline__ void mma3_score(float (&c)[4], float (&x)[4], const Split (&a)[4], const Split (&b)[2]) {
   if constexpr (kApart)
@@ -232,17 +232,18 @@ __device__ __forceinline__ float4 lds4(const float* p) { return *reinterpret_cas
 // at b[p] + 8 j kB (this lane's streamed row bwd_perm(g), dim 4q), over D head dims in chunks of
 // 16 = two k-steps (qk_dim).
 //
-// kPipe (modes 3, 4): the same MMAs on the same operands in the same order per accumulator (so
-// the same bits as without), with the shared-memory reads software-pipelined. A chunk's
+// kPipe (variants 3, 4): the same MMAs on the same operands in the same order per accumulator
+// (so the same bits as without), with the shared-memory reads software-pipelined. A chunk's
 // streamed float4s are read one item (n-tile j, product p) ahead of the item whose splits and
 // MMAs consume them, the first of the next chunk during the chunk's last item; the next chunk's
 // own float4s are read at the start of the last n-tile of pair p, when this chunk's own float4s
-// are split and their registers free. Without it, each 16-dim chunk starts with a load -> split
-// -> MMA chain that nothing else covers (ptxas schedules within an unrolled pass, not across
-// the loop's back edge, and at 227-255 registers it has little room to hoist reads), and with
-// two warps a scheduler most of that latency shows (ncu of the forward: ~4 cycles between a
-// warp's instructions, SM ~49% busy). Costs: 4 registers for the streamed float4 in flight, 8
-// per pair for the own ones during the last n-tile.
+// are split and their registers free. ptxas hoists reads within an unrolled pass by itself, but
+// not across the loop's back edge: without this, each pass (2 of the 8 chunks at D = 128)
+// starts with load -> split -> MMA chains that nothing else covers (SASS, dq D = 128: 5 reads
+// between the pass's top and its first MMA, 1 with it), and with two warps a scheduler most of
+// that latency shows (ncu of the forward: ~4 cycles between a warp's instructions, SM ~49%
+// busy). At D = 64 (fully unrolled) it changes little. Costs: 4 registers for the streamed
+// float4 in flight, 8 per pair for the own ones during the last n-tile.
 template <int D, int NT, int kPairs, int kA, int kB, bool kFast, bool kPipe, bool kApart>
 __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
                                       const float* const (&b)[kPairs]) {
