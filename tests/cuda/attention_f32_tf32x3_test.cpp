@@ -1,18 +1,17 @@
 // The 3xTF32 F32 attention forward and backward (src/cuda/attention/attention_f32_tf32x3.cu,
 // attention_f32_tf32x3_bwd.cu), called directly, whatever FERRITE_ATTENTION_F32_TF32X3 says:
-// both of their splits (and the backward's latency variants 3 to 6) against the SIMT tiled
-// kernels (attention_f32_tiled.cu, attention_f32_tiled_bwd.cu) on the same inputs, at the
-// tolerances the tiled kernels are held to (forward: the conformance suite's F32 attention
-// tolerance on CUDA, rtol 1e-4, atol 1e-5; gradients: rtol 2e-4, atol 1e-4, as
-// attention_f32_tiled_test.cpp), on shapes that reach every edge of their tiles (ragged rows
-// and keys, several row and key blocks, causal with Sq > Sk and Sq < Sk, GQA, Sk = 0, Sq = 0
-// for the backward), with NaN inputs, and bit for bit against themselves on a second run.
+// both of their splits against the SIMT tiled kernels (attention_f32_tiled.cu,
+// attention_f32_tiled_bwd.cu) on the same inputs, at the tolerances the tiled kernels are held
+// to (forward: the conformance suite's F32 attention tolerance on CUDA, rtol 1e-4, atol 1e-5;
+// gradients: rtol 2e-4, atol 1e-4, as attention_f32_tiled_test.cpp), on shapes that reach every
+// edge of their tiles (ragged rows and keys, several row and key blocks, causal with Sq > Sk
+// and Sq < Sk, GQA, Sk = 0, Sq = 0 for the backward), with NaN inputs, and bit for bit against
+// themselves on a second run.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "conformance/conformance.hpp"
@@ -276,8 +275,7 @@ BackwardInputs prepare(const Problem& pr, Tensor q, Tensor k, Tensor v, Tensor g
   return in;
 }
 
-// kernel: 0 the SIMT tiled backward, else the 3xTF32 backward's variant of that number
-// (attention::Tf32x3Variant: 1 rounded splits, 2 fast, 3 to 6 the latency variants). The
+// kernel: 0 the SIMT tiled backward, 1 3xTF32 with rounded splits, 2 with fast splits. The
 // gradients start as NaN, so an element a kernel fails to write shows.
 Grads run_backward(const BackwardInputs& in, int kernel) {
   const Problem& pr = in.pr;
@@ -293,29 +291,25 @@ Grads run_backward(const BackwardInputs& in, int kernel) {
     if (kernel == 0)
       attention::tiled_backward_dq_f32(d, p, stream);
     else
-      attention::tiled_backward_dq_f32_tf32x3(d, p, static_cast<attention::Tf32x3Variant>(kernel), stream);
+      attention::tiled_backward_dq_f32_tf32x3(d, p, kernel == 2, stream);
   }
   if (pr.sk > 0) {
     if (kernel == 0)
       attention::tiled_backward_dkdv_f32(d, p, stream);
     else
-      attention::tiled_backward_dkdv_f32_tf32x3(d, p, static_cast<attention::Tf32x3Variant>(kernel), stream);
+      attention::tiled_backward_dkdv_f32_tf32x3(d, p, kernel == 2, stream);
   }
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   return g;
 }
 
-// Every gradient of every variant within the tiled kernels' gradient tolerance of the SIMT
-// backward's, and the same bits on a second run. Variants that change only where the loads and
-// exponentials sit (3 and 6: 2's MMAs in 2's order per accumulator; 4: 5's) give the same bits
-// as the one they reorder: a wrong fragment index or a stale prefetched operand cannot hide in
-// the tolerance.
+// Every gradient of both splits within the tiled kernels' gradient tolerance of the SIMT
+// backward's, and the same bits on a second run.
 void expect_backward_agrees(const BackwardInputs& in, const std::string& what0) {
   const Grads simt = run_backward(in, 0);
-  Grads by_variant[7];
-  for (const int kernel : {1, 2, 3, 4, 5, 6}) {
+  for (const int kernel : {1, 2}) {
     const Grads tc = run_backward(in, kernel);
-    const std::string what = "variant " + std::to_string(kernel) + ", " + what0;
+    const std::string what = "split " + std::to_string(kernel) + ", " + what0;
     EXPECT_EQ(conformance::compare(tc.dq, simt.dq, {2e-4, 1e-4}), "") << "dq, " << what;
     EXPECT_EQ(conformance::compare(tc.dk, simt.dk, {2e-4, 1e-4}), "") << "dk, " << what;
     EXPECT_EQ(conformance::compare(tc.dv, simt.dv, {2e-4, 1e-4}), "") << "dv, " << what;
@@ -323,14 +317,6 @@ void expect_backward_agrees(const BackwardInputs& in, const std::string& what0) 
     EXPECT_EQ(bits(again.dq), bits(tc.dq)) << "dq repeats, " << what;
     EXPECT_EQ(bits(again.dk), bits(tc.dk)) << "dk repeats, " << what;
     EXPECT_EQ(bits(again.dv), bits(tc.dv)) << "dv repeats, " << what;
-    by_variant[kernel] = tc;
-  }
-  for (const auto& [variant, same_as] : {std::pair{3, 2}, std::pair{6, 2}, std::pair{4, 5}}) {
-    const std::string what =
-        "variant " + std::to_string(variant) + " as " + std::to_string(same_as) + ", " + what0;
-    EXPECT_EQ(bits(by_variant[variant].dq), bits(by_variant[same_as].dq)) << "dq, " << what;
-    EXPECT_EQ(bits(by_variant[variant].dk), bits(by_variant[same_as].dk)) << "dk, " << what;
-    EXPECT_EQ(bits(by_variant[variant].dv), bits(by_variant[same_as].dv)) << "dv, " << what;
   }
 }
 

@@ -438,11 +438,7 @@ struct GradErrors {
 // with the key rows as A, dV and dK over 8-row k-steps of 64-row tiles), or plain F32 fmaf
 // sums in order (the SIMT kernels) with it off; against FP64. Out, logsumexp and delta come in
 // as F32 (the forward's and delta_kernel's roundings), as on the GPU.
-// score_apart: the score products' cross terms summed apart (mma3_apart: variants 1, 2, 3, 6 of
-// attention::Tf32x3Variant), else into the score accumulators as the other products (mma3:
-// variants 4 and 5).
-GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding rounding, bool fast, unsigned seed,
-                            bool score_apart = true) {
+GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding rounding, bool fast, unsigned seed) {
   const int D = pr.d, sq = pr.sq, sk = pr.sk;
   std::mt19937 rng(seed);
   std::normal_distribution<float> n01(0.f, 1.f);
@@ -505,7 +501,7 @@ GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding round
   }
 
   // A score over the head dims: 16-dim chunks of two MMA k-steps (qk_dim), the cross terms
-  // summed apart (mma3_apart) or not (mma3), or fmaf in order.
+  // summed apart (mma3_apart), or fmaf in order.
   std::vector<float> a8(8), b8(8);
   auto dot = [&](const std::vector<float>& a, int ra, const std::vector<float>& b, int rb) {
     float acc = 0, cross = 0;
@@ -517,8 +513,7 @@ GradErrors emulate_backward(const Problem& pr, bool tensor_cores, Rounding round
       for (int step = 0; step < 2; ++step) {
         for (int x = 0; x < 8; ++x) a8[static_cast<std::size_t>(x)] = at(a, ra, c + qk_dim(step, x)),
                                     b8[static_cast<std::size_t>(x)] = at(b, rb, c + qk_dim(step, x));
-        acc = score_apart ? mma3_apart_add(acc, cross, a8.data(), b8.data(), rounding, fast)
-                          : mma3_add(acc, a8.data(), b8.data(), rounding, fast);
+        acc = mma3_apart_add(acc, cross, a8.data(), b8.data(), rounding, fast);
       }
     return acc + cross;
   };
@@ -607,14 +602,6 @@ void report_backward(const char* name, const Problem& pr) {
       // As the forward: at most half the CUDA-vs-CPU tolerance, the rest left to the CPU's rounding.
       for (int x = 0; x < 3; ++x) EXPECT_LT(e.ratio[x], 0.5) << name << ", gradient " << x;
     }
-  // Variants 4 and 5 (fast splits, the score's cross terms in its accumulators, 32 registers
-  // fewer while the score runs): the price of the registers in accuracy, held to the same bound.
-  for (const Rounding r : {Rounding::Nearest, Rounding::TowardZero}) {
-    const GradErrors e = emulate_backward(pr, true, r, true, 11, false);
-    std::printf("  3xTF32 fast, score mma3, sums %s %.4f / %.4f / %.4f\n",
-                r == Rounding::Nearest ? "nearest  " : "truncated", e.ratio[0], e.ratio[1], e.ratio[2]);
-    for (int x = 0; x < 3; ++x) EXPECT_LT(e.ratio[x], 0.5) << name << ", score mma3, gradient " << x;
-  }
 }
 
 // The backward at the conformance cases' inputs (uniform [-1, 1]) and at randn inputs, D 128

@@ -1,7 +1,7 @@
 // F32 flash-attention backward for head dims 64 and 128 whose products run on the tensor cores
 // in 3xTF32: the variant of attention_f32_tiled_bwd.cu that backward() takes by default
-// (FERRITE_ATTENTION_F32_TF32X3 unset or 2 = the fast split, 1 the cvt split, 3 to 6 below,
-// "Latency variants"; 0 the SIMT kernels; attention_kernels.cu, read once). Same problems, same
+// (FERRITE_ATTENTION_F32_TF32X3 unset or 2 = the fast split, 1 the cvt split, 0 the SIMT
+// kernels; attention_kernels.cu, read once). Same problems, same
 // semantics as the SIMT tiled backward: P = exp(scale q.k - lse) recomputed from the saved
 // logsumexp, delta_i = dO_i . O_i from delta_kernel, dq, dk and dv with one owner block each
 // (no atomics: bit for bit repeatable), hidden scores (keys past Sk, rows past Sq, top-left
@@ -38,15 +38,15 @@
 // dK += dS^T Q. So each warp holds 32 score (and, while they run, 32 cross-term) and D/2
 // output accumulators a lane, and the two halves run the same code on different operands.
 //
-// Budget (sm_90, ptxas -v of this file, CUDA 13.0), all with __launch_bounds__(256, 1), one
-// block (8 warps) per SM, no spills, no stack; registers by variant 1 / 2 / 3 / 4 / 5 / 6:
-//   dq   D = 128: 250 / 255 / 249 / 245 / 240 / 252, shared 212992 B (Q, dO 64 x 144, K, V
-//                 2 x 64 x 136 floats);
-//        D = 64:  191 / 194 / 196 / 182 / 180 / 196, shared 114688 B;
-//   dkdv D = 128: 225 / 229 / 235 / 211 / 207 / 229, shared 230400 B (K, V 64 x 144, Q, dO
-//                 2 x 64 x 136, P^T 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
-//        D = 64:  186 / 188 / 188 / 172 / 171 / 188, shared 132096 B.
-// Variants 1 and 2 compile to the same SASS, instruction for instruction, as before 3 to 6 existed.
+// Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2), all with
+// __launch_bounds__(256, 1), one block (8 warps) per SM, no spills, no stack:
+//   dq   D = 128: 250 / 245 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats);
+//        D = 64:  191 / 190 registers, shared 114688 B;
+//   dkdv D = 128: 225 / 226 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T
+//                 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
+//        D = 64:  186 / 188 registers, shared 132096 B.
+// (With the cross terms in the score accumulators, as the forward's mma3: 229 / 227, 172 / 174,
+// 202 / 203, 166 / 169; an A/B for the GPU if dq at D = 128 proves register-starved.)
 // Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
 // dQ each), ~530 splits; dk/dv 768 MMAs (3 x 128 for the score, 3 x 128 for dV or dK), ~650
 // splits. The tensor cores take ~4 clocks per m16n8k8 TF32 MMA per SM sub-partition, so the two
@@ -56,55 +56,21 @@
 // backward executes 7 products (S and dP are recomputed by both kernels, as in the SIMT one)
 // where the usual count (bench/compare_torch.py) credits 5, so that is ~50-70 TFLOP/s as
 // reported, against 22.9 (SIMT) and 34.7 (PyTorch) at B=1, H=16, S=2048, D=128. Split 1 costs
-// ~10.5 instructions a split: issue-bound, about half that.
-//
-// Measured (H200, B=1, H=16, S=2048, D=128, variant 2): 32.5 TFLOP/s as reported, PyTorch
-// 34.3. As the forward (ncu: 12.5% occupancy, ~4.2 cycles between a warp's instructions, SM
-// ~49% busy), the kernels are bound by latency with two warps a scheduler, not by issue.
-//
-// Latency variants (attention::Tf32x3Variant, for an A/B on the GPU; 2 stays the default):
-//   6: P's exponentials branch-free (expf_unconditional, kFlatExp). With `visible ? expf(..)
-//      : 0` the compiler wraps each exponential in a branch (BSSY / BRA / BSYNC; SASS: 28
-//      branches in dq D = 128, 47 in dk/dv), so the 16 (dq) or 32 (dk/dv P^T warps; the dS^T
-//      warps wait for them at the P^T barrier) ~10-instruction chains with a MUFU.EX2 run one
-//      after the other, ~60 clocks each, every tile pair; flat (12 and 15 branches left, loop
-//      and tile edges), the scheduler interleaves them. The same values where visible, and
-//      hidden scores still give exactly 0 (a select, not a multiply): the same bits as 2.
-//   3: 6, and score() and second() read shared memory one item ahead (kPipelined): in the
-//      score, the next (n-tile, product) float4 before the current one's splits and MMAs, the
-//      next 16-dim chunk's own float4s at the chunk's last n-tile; in second(), the next
-//      (k-step, 32 dims) pair of float4s. ptxas already hoists reads within an unrolled pass
-//      (the SASS load-to-use distances barely move: median ~26-33 instructions, ~6 MMAs, either
-//      way), so what changes is the loop's back edge at D = 128: the pass's reads are in
-//      flight when it starts (dq: 1 read before its first MMA instead of 5). The same MMAs in
-//      the same order: the same bits as 2.
-//   5: 2 with the score products' cross terms in their own accumulators (mma3, as the other
-//      products and the forward) instead of apart (mma3_apart): 32 registers fewer while the
-//      score runs (dq D = 128: 255 -> 240), room for ptxas to schedule. Costs accuracy where
-//      dS = P (dP - delta) cancels: the host emulation (attention_tf32x3_fragments_test.cpp,
-//      truncated sums, randn, D = 64, causal) uses 48% of the F32 tolerance for dq against 28%
-//      apart; under its 50% bound but with less margin.
-//   4: 3 and 5 together: the same bits as 5.
-// Expected: 6 a few to ~10% over 2 (16 serial exponentials at ~60 clocks are ~1000 of a dq
-// warp's >= 4600 clocks a tile pair, hidden only by the scheduler's other warp; more for dk/dv,
-// 32 of them, and its P^T barrier makes the other half of the block wait for them); 3 a few % more at D = 128, ~nothing at D = 64 (fully unrolled); 5 and 4 +-
-// a few % (fewer registers, but ptxas did not spill at 255 either). A win for 3 or 4 large
-// enough to reach PyTorch (>= 1.06x over 2) would make it the next default.
+// ~10.5 instructions a split: issue-bound, about half that. Measured (H200, the default split):
+// 32.5 TFLOP/s as reported with P's exponentials in branches (0.947x PyTorch's 34.3), 36.0 with
+// them branch-free (expf_unconditional; session 11), causal 35.0: bound by latency like the
+// forward (one block a multiprocessor), not by the MMAs. Tried in session 11 and dropped: shared
+// reads one item ahead (36.1, no gain over branch-free) and the score's cross terms summed in its
+// accumulators (32 registers fewer; 32.8 alone, 36.4 with both, at 48% instead of 28% of the
+// F32 tolerance in the host emulation: not worth the accuracy).
 //
 // To verify on the GPU (build-gpu: the CUDA build; each command on one line):
-//   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3*'   (calls these kernels
-//       directly, all six variants, against the SIMT tiled backward, and 3 and 6 bit for bit
-//       against 2, 4 against 5: no variable needed)
-//   for m in 1 2 3 4 5 6; do FERRITE_ATTENTION_F32_TF32X3=$m build-gpu/tests/ferrite_conformance
-//       --backend=cuda --gtest_filter='*scaled_dot_product_attention*F32*'; done
-//   for m in 2 6 3 5 4; do FERRITE_ATTENTION_F32_TF32X3=$m python3 bench/compare_torch.py
-//       build-gpu/ferrite --filter 'sdpa_f32_bwd,sdpa_f32_causal_bwd'; done
-//   FERRITE_ATTENTION_F32_TF32X3=<m> ncu --clock-control none --section WarpStateStats --section
-//       SchedulerStats --section SourceCounters -k 'regex:tf32x3_(dq|dkdv)' -c 2
-//       build-gpu/ferrite bench --filter sdpa_f32_bwd   (stall reasons of the two kernels; for
-//       2 against 6: "Stall Branch Resolving" and "Stall Wait" should drop, issue slots rise)
+//   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3Attention*'   (calls these kernels
+//       directly, both splits, against the SIMT tiled backward: no variable needed)
+//   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) build-gpu/tests/ferrite_conformance --backend=cuda
+//       --gtest_filter='*scaled_dot_product_attention*F32*'
+//   FERRITE_ATTENTION_F32_TF32X3=2 python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_f32*'
 #include <cstdint>
-#include <type_traits>
 
 #include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/attention/attention_tf32x3.cuh"
@@ -215,144 +181,73 @@ __device__ __forceinline__ void mma3_apart(float (&c)[4], float (&x)[4], const S
   mma(c, a[0].big, a[1].big, a[2].big, a[3].big, b[0].big, b[1].big);
 }
 
-// The score product's update of one accumulator tile by one k-step: kApart (variants 1, 2, 3,
-// 6) sums the cross terms apart (mma3_apart), else (4, 5) into c as the other products.
-template <bool kApart>
-__device__ __forceinline__ void mma3_score(float (&c)[4], float (&x)[4], const Split (&a)[4], const Split (&b)[2]) {
-  if constexpr (kApart)
-    mma3_apart(c, x, a, b);
-  else
-    mma3(c, a, b);
-}
-
-__device__ __forceinline__ float4 lds4(const float* p) { return *reinterpret_cast<const float4*>(p); }
-
 // c[p][j] += A_p B_p^T for kPairs products at once (more independent accumulator chains):
 // A_p's 16 own rows at a[p] (this lane's row g, dim 4q; row g + 8 at + 8 kA), B_p's n-tile j
 // at b[p] + 8 j kB (this lane's streamed row bwd_perm(g), dim 4q), over D head dims in chunks of
 // 16 = two k-steps (qk_dim).
-//
-// kPipe (variants 3, 4): the same MMAs on the same operands in the same order per accumulator
-// (so the same bits as without), with the shared-memory reads software-pipelined. A chunk's
-// streamed float4s are read one item (n-tile j, product p) ahead of the item whose splits and
-// MMAs consume them, the first of the next chunk during the chunk's last item; the next chunk's
-// own float4s are read at the start of the last n-tile of pair p, when this chunk's own float4s
-// are split and their registers free. ptxas hoists reads within an unrolled pass by itself, but
-// not across the loop's back edge: without this, each pass (2 of the 8 chunks at D = 128)
-// starts with load -> split -> MMA chains that nothing else covers (SASS, dq D = 128: 5 reads
-// between the pass's top and its first MMA, 1 with it), and with two warps a scheduler most of
-// that latency shows (ncu of the forward: ~4 cycles between a warp's instructions, SM ~49%
-// busy). At D = 64 (fully unrolled) it changes little. Costs: 4 registers for the streamed
-// float4 in flight, 8 per pair for the own ones during the last n-tile.
-template <int D, int NT, int kPairs, int kA, int kB, bool kFast, bool kPipe, bool kApart>
+template <int D, int NT, int kPairs, int kA, int kB, bool kFast>
 __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
                                       const float* const (&b)[kPairs]) {
-  float x[kPairs][NT][4];  // the small cross terms, apart from c's big x big (kApart; else unused)
-  if constexpr (kApart) {
+  float x[kPairs][NT][4];  // the small cross terms, apart from c's big x big
 #pragma unroll
-    for (int p = 0; p < kPairs; ++p)
+  for (int p = 0; p < kPairs; ++p)
 #pragma unroll
-      for (int j = 0; j < NT; ++j)
+    for (int j = 0; j < NT; ++j)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) x[p][j][i] = 0.f;
-  }
-  // Step 0 takes components x, y of the own float4s; step 1 z, w: a = (row g, row g + 8) x (k =
-  // q, q + 4). The streamed float4 y: b = (k = q, q + 4) of step 0 (y.x, y.y) and step 1 (y.z, y.w).
-  auto split_own = [](Split (&a0)[4], Split (&a1)[4], const float4& x0, const float4& x1) {
-    a0[0] = split<kFast>(x0.x), a0[1] = split<kFast>(x1.x), a0[2] = split<kFast>(x0.y), a0[3] = split<kFast>(x1.y);
-    a1[0] = split<kFast>(x0.z), a1[1] = split<kFast>(x1.z), a1[2] = split<kFast>(x0.w), a1[3] = split<kFast>(x1.w);
-  };
-  auto product = [&](int p, int j, const Split (&a0)[4], const Split (&a1)[4], const float4& y) {
-    const Split b0[2] = {split<kFast>(y.x), split<kFast>(y.y)};
-    const Split b1[2] = {split<kFast>(y.z), split<kFast>(y.w)};
-    mma3_score<kApart>(c[p][j], x[p][j], a0, b0);
-    mma3_score<kApart>(c[p][j], x[p][j], a1, b1);
-  };
-  if constexpr (!kPipe) {
-    // D = 64: the whole loop unrolled (4 chunks, no more registers than 1); D = 128: 2 of 8
-    // chunks a pass, to keep the code small.
+      for (int i = 0; i < 4; ++i) x[p][j][i] = 0.f;
+  // D = 64: the whole loop unrolled (4 chunks, no more registers than 1); D = 128: 2 of 8 chunks
+  // a pass, to keep the code small.
 #pragma unroll(D <= 64 ? 4 : 2)
-    for (int ch = 0; ch < D; ch += 16) {
-      Split a0[kPairs][4], a1[kPairs][4];
+  for (int ch = 0; ch < D; ch += 16) {
+    Split a0[kPairs][4], a1[kPairs][4];
 #pragma unroll
-      for (int p = 0; p < kPairs; ++p) split_own(a0[p], a1[p], lds4(a[p] + ch), lds4(a[p] + 8 * kA + ch));
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int p = 0; p < kPairs; ++p) product(p, j, a0[p], a1[p], lds4(b[p] + 8 * j * kB + ch));
+    for (int p = 0; p < kPairs; ++p) {
+      const float4 x0 = *reinterpret_cast<const float4*>(a[p] + ch);
+      const float4 x1 = *reinterpret_cast<const float4*>(a[p] + 8 * kA + ch);
+      // Step 0 takes components x, y; step 1 z, w: a = (row g, row g + 8) x (k = q, q + 4).
+      a0[p][0] = split<kFast>(x0.x), a0[p][1] = split<kFast>(x1.x), a0[p][2] = split<kFast>(x0.y),
+      a0[p][3] = split<kFast>(x1.y);
+      a1[p][0] = split<kFast>(x0.z), a1[p][1] = split<kFast>(x1.z), a1[p][2] = split<kFast>(x0.w),
+      a1[p][3] = split<kFast>(x1.w);
     }
-  } else {
-    float4 own[kPairs][2];  // the chunk's own float4s, read ahead
-    float4 next;            // the next item's streamed float4
 #pragma unroll
-    for (int p = 0; p < kPairs; ++p) own[p][0] = lds4(a[p]), own[p][1] = lds4(a[p] + 8 * kA);
-    next = lds4(b[0]);
-#pragma unroll(D <= 64 ? 4 : 2)
-    for (int ch = 0; ch < D; ch += 16) {
-      const bool more = ch + 16 < D;  // a next chunk (known at compile time but in the last pass)
-      Split a0[kPairs][4], a1[kPairs][4];
+    for (int j = 0; j < NT; ++j)
 #pragma unroll
-      for (int p = 0; p < kPairs; ++p) split_own(a0[p], a1[p], own[p][0], own[p][1]);
-#pragma unroll
-      for (int j = 0; j < NT; ++j)
-#pragma unroll
-        for (int p = 0; p < kPairs; ++p) {
-          const float4 y = next;
-          if (j + 1 < NT || p + 1 < kPairs) {
-            const int jn = p + 1 < kPairs ? j : j + 1, pn = p + 1 < kPairs ? p + 1 : 0;
-            next = lds4(b[pn] + 8 * jn * kB + ch);
-          } else if (more) {
-            next = lds4(b[0] + ch + 16);
-          }
-          if (j == NT - 1 && more) own[p][0] = lds4(a[p] + ch + 16), own[p][1] = lds4(a[p] + 8 * kA + ch + 16);
-          product(p, j, a0[p], a1[p], y);
-        }
-    }
+      for (int p = 0; p < kPairs; ++p) {
+        const float4 y = *reinterpret_cast<const float4*>(b[p] + 8 * j * kB + ch);
+        const Split b0[2] = {split<kFast>(y.x), split<kFast>(y.y)};
+        const Split b1[2] = {split<kFast>(y.z), split<kFast>(y.w)};
+        mma3_apart(c[p][j], x[p][j], a0[p], b0);
+        mma3_apart(c[p][j], x[p][j], a1[p], b1);
+      }
   }
-  if constexpr (kApart) {
 #pragma unroll
-    for (int p = 0; p < kPairs; ++p)
+  for (int p = 0; p < kPairs; ++p)
 #pragma unroll
-      for (int j = 0; j < NT; ++j)
+    for (int j = 0; j < NT; ++j)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) c[p][j][i] += x[p][j][i];
-  }
+      for (int i = 0; i < 4; ++i) c[p][j][i] += x[p][j][i];
 }
 
 // acc += C B: C = the score accumulators (P or dS) as A fragments, k-step j = the streamed rows
 // of n-tile j (bwd_stream_k); B's rows 8j + bwd_perm(2q) and 8j + bwd_perm(2q + 1) at b0 and b1
 // + 8 j kB (this lane's dims 32c + 4g .. + 3 each: components e of n-tiles 4c + e, pv_dim).
-// kPipe: the same MMAs in the same order, each item's (j, c) two float4s read one item ahead
-// (8 registers; this product runs with 32 score and cross-term registers fewer live).
-template <int D, int NT, int kB, bool kFast, bool kPipe>
+template <int D, int NT, int kB, bool kFast>
 __device__ __forceinline__ void second(float (&acc)[D / 8][4], const float (&c)[NT][4], const float* b0,
                                        const float* b1) {
-  constexpr int kC = D / 32;
-  auto product = [&](int cc, const Split (&a)[4], const float4& v0, const float4& v1) {
-    const float e0[4] = {v0.x, v0.y, v0.z, v0.w}, e1[4] = {v1.x, v1.y, v1.z, v1.w};
-#pragma unroll
-    for (int e = 0; e < 4; ++e) {
-      const Split bv[2] = {split<kFast>(e0[e]), split<kFast>(e1[e])};
-      mma3(acc[4 * cc + e], a, bv);
-    }
-  };
-  float4 n0, n1;  // kPipe: the next item's float4s
-  if constexpr (kPipe) n0 = lds4(b0), n1 = lds4(b1);
 #pragma unroll
   for (int j = 0; j < NT; ++j) {
     const Split a[4] = {split<kFast>(c[j][p_from_s(0)]), split<kFast>(c[j][p_from_s(1)]),
                         split<kFast>(c[j][p_from_s(2)]), split<kFast>(c[j][p_from_s(3)])};
 #pragma unroll
-    for (int cc = 0; cc < kC; ++cc) {
-      if constexpr (kPipe) {
-        const float4 v0 = n0, v1 = n1;
-        if (cc + 1 < kC || j + 1 < NT) {
-          const int off = cc + 1 < kC ? 8 * j * kB + 32 * (cc + 1) : 8 * (j + 1) * kB;
-          n0 = lds4(b0 + off), n1 = lds4(b1 + off);
-        }
-        product(cc, a, v0, v1);
-      } else {
-        product(cc, a, lds4(b0 + 8 * j * kB + 32 * cc), lds4(b1 + 8 * j * kB + 32 * cc));
+    for (int cc = 0; cc < D / 32; ++cc) {
+      const float4 v0 = *reinterpret_cast<const float4*>(b0 + 8 * j * kB + 32 * cc);
+      const float4 v1 = *reinterpret_cast<const float4*>(b1 + 8 * j * kB + 32 * cc);
+      const float e0[4] = {v0.x, v0.y, v0.z, v0.w}, e1[4] = {v1.x, v1.y, v1.z, v1.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) {
+        const Split bv[2] = {split<kFast>(e0[e]), split<kFast>(e1[e])};
+        mma3(acc[4 * cc + e], a, bv);
       }
     }
   }
@@ -377,31 +272,17 @@ __device__ __forceinline__ void store_rows(float* dst0, const float (&acc)[D / 8
   }
 }
 
-// What each variant changes (attention_kernels.cuh; the top comment has why): kFastSplit, the fast
-// split (else cvt-rounded); kPipelined, score() and second() read shared memory one item ahead;
-// kApart, the score's cross terms summed apart (else in its accumulators, as mma3); kFlatExp,
-// P's exponentials computed for every score and the hidden ones then dropped by a select
-// (else a branch around each exponential).
-template <Tf32x3Variant kV>
-struct Traits {
-  using enum Tf32x3Variant;
-  static constexpr bool kFastSplit = kV != kRounded;
-  static constexpr bool kPipelined = kV == kFastPipelined || kV == kFastPipelinedMma3;
-  static constexpr bool kApart = kV != kFastPipelinedMma3 && kV != kFastMma3;
-  static constexpr bool kFlatExp = kV == kFastPipelined || kV == kFastPipelinedMma3 || kV == kFastFlatExp;
-};
-
-// expf(x) computed whether or not the caller then uses it (kFlatExp). Where P = exp(...) is
-// used only for visible scores, the compiler puts each exponential (~10 dependent instructions
-// with a MUFU.EX2) in a branch of its own (BSSY / BRA / BSYNC): 16 (dq) or 32 (dk/dv's P^T
-// warps, which the dS^T warps then wait for at a barrier) chains one after the other, none of
-// them overlapping, each ~60+ clocks of latency a tile pair. Computed for every score, they are
-// independent straight-line code that the scheduler interleaves; the hidden ones are dropped by
-// a select. In the dq kernel, where P is used as P (dP - delta), a plain expf statement still
-// ends up in a branch: the empty volatile asm keeps the compiler from sinking it (it may not
-// move a volatile asm under a condition); it emits no instruction. (The dk/dv kernel's P^T, a
-// select of its own, needs no asm: SASS of CUDA 13.0 checked, 47 -> 15 branches there, 28 -> 12
-// in dq.)
+// expf(x) computed whether or not the caller then uses it. Where P = exp(...) is used only for
+// visible scores, the compiler puts each exponential (~10 dependent instructions with a
+// MUFU.EX2) in a branch of its own (BSSY / BRA / BSYNC): 16 (dq) or 32 (dk/dv's P^T warps, which
+// the dS^T warps then wait for at a barrier) chains one after the other, none overlapping, each
+// ~60+ clocks of latency a tile pair. Computed for every score, they are independent
+// straight-line code the scheduler interleaves; hidden scores are still dropped by a select (P =
+// 0 exactly, the same bits as the branch). In the dq kernel, where P is used as P (dP - delta), a
+// plain expf statement still ends up in a branch: the empty volatile asm keeps the compiler from
+// sinking it (it may not move a volatile asm under a condition) and emits no instruction. The
+// dk/dv kernel's P^T, a select of its own, needs no asm. SASS of CUDA 13.0: 28 -> 12 branches in
+// dq, 47 -> 15 in dk/dv; H200 (B=1, H=16, S=2048, D=128): 32.4 -> 36.0 TFLOP/s, causal 31.5 -> 35.0.
 __device__ __forceinline__ float expf_unconditional(float x) {
   float e = expf(x);
   asm volatile("" : "+f"(e));
@@ -437,9 +318,8 @@ struct DkvLayout {
 static_assert(DkvLayout<64>::kBytes == 132096 && DkvLayout<128>::kBytes == 230400);
 static_assert(DkvLayout<128>::kBytes <= 232448);  // sm_90's opt-in limit per block (227 KiB)
 
-template <int D, Tf32x3Variant kV>
+template <int D, bool kFast>
 __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, TiledShape s) {
-  using V = Traits<kV>;
   using L = DqLayout<D>;
   using St = Strides<D>;
   constexpr int kOTiles = D / 8;  // dQ's n-tiles
@@ -508,7 +388,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
 #pragma unroll
         for (int i = 0; i < 4; ++i) sd[x][j][i] = 0.f;
     const float* const stream[2] = {ks + b_score, vs + b_score};
-    score<D, kHalf, 2, St::kOwn, St::kStream, V::kFastSplit, V::kPipelined, V::kApart>(sd, own, stream);
+    score<D, kHalf, 2, St::kOwn, St::kStream, kFast>(sd, own, stream);
 
     // dS = P (dP - delta) into sd[0]; hidden scores 0.
     const int kbase = t * kTile + 32 * kh;
@@ -519,15 +399,10 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
         const int hr = i >> 1, row = row0 + 8 * hr;
         const int key = kbase + 8 * j + ((i & 1) ? sk1 : sk0);
         const bool visible = key < s.seq_k && (!s.causal || key <= row) && lse[hr] != -INFINITY;
-        if constexpr (V::kFlatExp) {
-          const float prob = expf_unconditional(sd[0][j][i] * s.scale - lse[hr]);
-          sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
-        } else {
-          const float prob = visible ? expf(sd[0][j][i] * s.scale - lse[hr]) : 0.f;
-          sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
-        }
+        const float prob = expf_unconditional(sd[0][j][i] * s.scale - lse[hr]);  // branch-free: see its comment
+        sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
       }
-    second<D, kHalf, St::kStream, V::kFastSplit, V::kPipelined>(acc, sd[0], ks + b_pv0, ks + b_pv1);
+    second<D, kHalf, St::kStream, kFast>(acc, sd[0], ks + b_pv0, ks + b_pv1);
   }
   wait_groups<0>();  // nothing may stay in flight (tiles = 0: Q's and dO's group)
   __syncthreads();   // everyone is done with the K tiles: they take the second half's dQ
@@ -552,9 +427,8 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
   }
 }
 
-template <int D, Tf32x3Variant kV>
+template <int D, bool kFast>
 __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, TiledShape s) {
-  using V = Traits<kV>;
   using L = DkvLayout<D>;
   using St = Strides<D>;
   constexpr int kOTiles = D / 8;   // dK's or dV's n-tiles
@@ -636,7 +510,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
 #pragma unroll
       for (int i = 0; i < 4; ++i) sc[0][j][i] = 0.f;
     const float* const stream[1] = {(role == 0 ? qt : gt) + b_score};
-    score<D, kNT, 1, St::kOwn, St::kStream, V::kFastSplit, V::kPipelined, V::kApart>(sc, own, stream);
+    score<D, kNT, 1, St::kOwn, St::kStream, kFast>(sc, own, stream);
 
     auto visible = [&](int j, int i) {
       const int r = 8 * j + ((i & 1) ? sr1 : sr0), row = i0 + r, key = key0 + 8 * (i >> 1);
@@ -648,12 +522,8 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const int r = 8 * j + ((i & 1) ? sr1 : sr0);
-          if constexpr (V::kFlatExp) {  // a plain expf stays out of a branch here; the asm costs 4 instructions
-            const float e = expf(sc[0][j][i] * s.scale - stats[r]);
-            sc[0][j][i] = visible(j, i) ? e : 0.f;
-          } else {
-            sc[0][j][i] = visible(j, i) ? expf(sc[0][j][i] * s.scale - stats[r]) : 0.f;
-          }
+          const float e = expf(sc[0][j][i] * s.scale - stats[r]);  // branch-free: see expf_unconditional
+          sc[0][j][i] = visible(j, i) ? e : 0.f;
         }
         xs[32 * j] = make_float4(sc[0][j][0], sc[0][j][1], sc[0][j][2], sc[0][j][3]);
       }
@@ -673,7 +543,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
     }
     // Role 0: dV += P^T dO; role 1: dK += dS^T Q.
     const float* bt = role == 0 ? gt : qt;
-    second<D, kNT, St::kStream, V::kFastSplit, V::kPipelined>(acc, sc[0], bt + b_pv0, bt + b_pv1);
+    second<D, kNT, St::kStream, kFast>(acc, sc[0], bt + b_pv0, bt + b_pv1);
   }
   wait_groups<0>();  // nothing may stay in flight when the block exits (tiles = 0: K and V)
 
@@ -689,28 +559,6 @@ void launch(Kernel kernel, std::size_t smem, dim3 grid, const Pointers& p, const
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
-// The kernel of `variant` (FERRITE_ATTENTION_F32_TF32X3's value) for head dim D.
-template <int D, bool kDq>
-void (*kernel_of(Tf32x3Variant variant))(Pointers, TiledShape) {
-  using enum Tf32x3Variant;
-  auto pick = [](auto v) -> void (*)(Pointers, TiledShape) {
-    constexpr Tf32x3Variant kV = decltype(v)::value;
-    if constexpr (kDq)
-      return tf32x3_dq_kernel<D, kV>;
-    else
-      return tf32x3_dkdv_kernel<D, kV>;
-  };
-  switch (variant) {
-    case kRounded: return pick(std::integral_constant<Tf32x3Variant, kRounded>{});
-    case kFast: break;
-    case kFastPipelined: return pick(std::integral_constant<Tf32x3Variant, kFastPipelined>{});
-    case kFastPipelinedMma3: return pick(std::integral_constant<Tf32x3Variant, kFastPipelinedMma3>{});
-    case kFastMma3: return pick(std::integral_constant<Tf32x3Variant, kFastMma3>{});
-    case kFastFlatExp: return pick(std::integral_constant<Tf32x3Variant, kFastFlatExp>{});
-  }
-  return pick(std::integral_constant<Tf32x3Variant, kFast>{});
-}
-
 }  // namespace
 
 bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
@@ -720,28 +568,30 @@ bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
          row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY;
 }
 
-void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, Tf32x3Variant variant,
-                                  cudaStream_t stream) {
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_q * d.seq_q > 0, Unsupported,
                 "scaled_dot_product_attention_backward: the 3xTF32 F32 dq was given a problem it does not take");
   const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kTile)));
   const TiledShape s = tiled_shape_of(d);
   if (d.head_dim == 64)
-    launch(kernel_of<64, true>(variant), DqLayout<64>::kBytes, grid, p, s, stream);
+    fast_split ? launch(tf32x3_dq_kernel<64, true>, DqLayout<64>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dq_kernel<64, false>, DqLayout<64>::kBytes, grid, p, s, stream);
   else
-    launch(kernel_of<128, true>(variant), DqLayout<128>::kBytes, grid, p, s, stream);
+    fast_split ? launch(tf32x3_dq_kernel<128, true>, DqLayout<128>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dq_kernel<128, false>, DqLayout<128>::kBytes, grid, p, s, stream);
 }
 
-void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, Tf32x3Variant variant,
-                                    cudaStream_t stream) {
+void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_kv * d.seq_k > 0, Unsupported,
                 "scaled_dot_product_attention_backward: the 3xTF32 F32 dk/dv was given a problem it does not take");
   const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(row_tiles(d.seq_k, kTile)));
   const TiledShape s = tiled_shape_of(d);
   if (d.head_dim == 64)
-    launch(kernel_of<64, false>(variant), DkvLayout<64>::kBytes, grid, p, s, stream);
+    fast_split ? launch(tf32x3_dkdv_kernel<64, true>, DkvLayout<64>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dkdv_kernel<64, false>, DkvLayout<64>::kBytes, grid, p, s, stream);
   else
-    launch(kernel_of<128, false>(variant), DkvLayout<128>::kBytes, grid, p, s, stream);
+    fast_split ? launch(tf32x3_dkdv_kernel<128, true>, DkvLayout<128>::kBytes, grid, p, s, stream)
+               : launch(tf32x3_dkdv_kernel<128, false>, DkvLayout<128>::kBytes, grid, p, s, stream);
 }
 
 }  // namespace ferrite::cuda::attention

@@ -381,16 +381,11 @@ void check_grid(const AttentionDesc& d, std::int64_t y) {
 // same with the cvt-rounded split (slower, the same tolerance); 0, on the CUDA cores in plain
 // F32 FMAs (attention_f32_tiled*.cu). All three pass the same conformance tolerances; on the
 // H200 (B=1, H=16, S=2048, D=128) the forward ran at 55.9 (2), 40.1 (1) and 37.7 (0) TFLOP/s.
-// 3 to 6 are backward variants for a GPU A/B (Tf32x3Variant; the forward runs as 2): 6 computes
-// P's exponentials without a branch around each, 3 also software-pipelines the shared-memory
-// reads (both the same bits as 2), 5 sums the score products' cross terms in their
-// accumulators (32 registers fewer), 4 is 3 and 5 together. Any other first character reads
-// as 2 (only the first character counts, as before).
 int tf32x3_mode() {
   static const int mode = [] {
     const char* v = std::getenv("FERRITE_ATTENTION_F32_TF32X3");
     if (v == nullptr || *v == '\0') return 2;
-    return *v >= '0' && *v <= '6' ? *v - '0' : 2;
+    return *v == '0' ? 0 : *v == '1' ? 1 : 2;
   }();
   return mode;
 }
@@ -417,7 +412,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     if constexpr (std::is_same_v<T, float>) {
       if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
         if (const int mode = tf32x3_mode(); mode != 0)
-          tiled_forward_f32_tf32x3(d, p, mode != 1, stream);
+          tiled_forward_f32_tf32x3(d, p, mode == 2, stream);
         else
           tiled_forward_f32(d, p, stream);
         return;
@@ -450,9 +445,8 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     if (tiled) {
       const int mode = tf32x3_mode();
       if (mode != 0 && tiled_backward_f32_tf32x3_fits(d, p)) {
-        const auto variant = static_cast<Tf32x3Variant>(mode);
-        if (rows > 0) tiled_backward_dq_f32_tf32x3(d, p, variant, stream);
-        if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32_tf32x3(d, p, variant, stream);
+        if (rows > 0) tiled_backward_dq_f32_tf32x3(d, p, mode == 2, stream);
+        if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32_tf32x3(d, p, mode == 2, stream);
       } else {
         if (rows > 0) tiled_backward_dq_f32(d, p, stream);
         if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32(d, p, stream);

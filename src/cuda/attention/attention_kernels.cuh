@@ -49,22 +49,11 @@ void tiled_backward_dq_f32(const AttentionDesc& desc, const Pointers& p, cudaStr
 void tiled_backward_dkdv_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 /// The same backward with its products on the tensor cores in 3xTF32 (attention_f32_tf32x3_bwd.cu):
 /// takes what the tiled backward takes while the row and key tile counts fit grid y (<= 65535);
-/// backward() picks it unless FERRITE_ATTENTION_F32_TF32X3 is 0, as the variant of that value
-/// (1 to 6; unset = 2, the fast split). Same preconditions on Sq and Sk per side.
+/// backward() picks it unless FERRITE_ATTENTION_F32_TF32X3 is 0: fast_split (the default) or
+/// rounded splits (1). Same preconditions on Sq and Sk per side.
 bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& desc, const Pointers& p);
-/// The backward's variants, numbered as FERRITE_ATTENTION_F32_TF32X3 (their arithmetic and
-/// costs at the top of attention_f32_tf32x3_bwd.cu). Fast splits: an infinite input gives NaN.
-enum class Tf32x3Variant {
-  kRounded = 1,            // cvt-rounded splits
-  kFast = 2,               // fast splits (the default)
-  kFastPipelined = 3,      // 6, and shared-memory reads software-pipelined: the same bits as 2
-  kFastPipelinedMma3 = 4,  // 3 with the score's cross terms in its accumulators: the same bits as 5
-  kFastMma3 = 5,           // 2 with the score's cross terms in its accumulators
-  kFastFlatExp = 6,        // 2 with P's exponentials branch-free: the same bits as 2
-};
-void tiled_backward_dq_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, Tf32x3Variant variant,
-                                  cudaStream_t stream);
-void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, Tf32x3Variant variant,
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split, cudaStream_t stream);
+void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split,
                                     cudaStream_t stream);
 
 }  // namespace ferrite::cuda::attention
