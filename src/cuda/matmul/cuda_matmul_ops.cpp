@@ -89,19 +89,8 @@ class CudaMatmulOps final : public MatmulOps {
   // also keeps that path exercised on every GPU), and whatever cuBLASLt has no epilogue
   // algorithm for (strided_gemm returns false before launching anything).
   bool gemm_bias(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer& bias, const Buffer& c) override {
-    if (d.batch_rank != 0 || d.input == DType::F64 || d.alpha != 1 || d.beta != 0 || d.m == 0 || d.n == 0 ||
-        d.k == 0 || reinterpret_cast<std::uintptr_t>(bias.data()) % 16 != 0)
-      return false;
-    const int device = c.device().index;
-    DeviceGuard guard(device);
-    DeviceContext& ctx = DeviceContext::get(device);
-    StridedGemm g = unbatched(d);
-    g.a = a.data();
-    g.b = b.data();
-    g.c = c.data();
-    g.bias = bias.data();
-    g.bias_dtype = bias.dtype();
-    return strided_gemm(ctx, ctx.current_stream(), g);
+    if (d.beta != 0) return false;
+    return fused_gemm(d, a, b, &bias, nullptr, c);
   }
 
   // linear's residual as cuBLASLt's C (D = A·B + C + bias, C ≠ D), so that the new residual
@@ -112,8 +101,19 @@ class CudaMatmulOps final : public MatmulOps {
   // the residual plans' candidate rule (no split-K) rather than the plain beta = 1 plans.
   bool gemm_residual(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer* bias, const Buffer& residual,
                      const Buffer& c) override {
-    if (d.batch_rank != 0 || d.input == DType::F64 || d.alpha != 1 || d.beta != 1 || d.m == 0 || d.n == 0 ||
-        d.k == 0 || residual.dtype() != d.output ||
+    if (d.beta != 1 || residual.dtype() != d.output) return false;
+    return fused_gemm(d, a, b, bias, residual.data(), c);
+  }
+
+ private:
+  // What gemm_bias and gemm_residual share: the rules for fusing at all (one unbatched,
+  // non-empty product with alpha = 1, not F64, a 16-byte aligned bias if any) and one
+  // strided_gemm with the optional bias epilogue and the optional separate C (`c_in`; null
+  // reads C from `c`, which beta = 0 then ignores). Each caller checks its own beta and C.
+  // Returns false, having launched nothing, where the product is not fused.
+  static bool fused_gemm(const GemmDesc& d, const Buffer& a, const Buffer& b, const Buffer* bias, const void* c_in,
+                         const Buffer& c) {
+    if (d.batch_rank != 0 || d.input == DType::F64 || d.alpha != 1 || d.m == 0 || d.n == 0 || d.k == 0 ||
         (bias != nullptr && reinterpret_cast<std::uintptr_t>(bias->data()) % 16 != 0))
       return false;
     const int device = c.device().index;
@@ -123,7 +123,7 @@ class CudaMatmulOps final : public MatmulOps {
     g.a = a.data();
     g.b = b.data();
     g.c = c.data();
-    g.c_in = residual.data();
+    g.c_in = c_in;
     if (bias != nullptr) {
       g.bias = bias->data();
       g.bias_dtype = bias->dtype();

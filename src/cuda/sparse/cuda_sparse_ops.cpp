@@ -133,6 +133,30 @@ void inclusive_sum(const std::int64_t* in, std::int64_t* out, std::int64_t n, in
   sparse::inclusive_sum(temp.as<void>(), temp_bytes, in, out, n, stream);
 }
 
+// The two-pass protocol of the own kernels that build a CSR C of m > 0 rows (add, the own
+// SpGEMM): `count(counts)` writes each row's length into counts [m]; their inclusive scan
+// becomes C's pointers (at `index` width, into c_ptr); C's nnz is read back (the one host
+// wait), checked against I32 indices (`what` names C in that error), and C's columns and
+// values are allocated; `fill(r)` then writes them. The counts stay alive until the fill is
+// enqueued.
+template <class Count, class Fill>
+CompressedResult count_scan_fill(const StreamContext& s, const char* what, DType index, const Buffer& c_ptr,
+                                 std::int64_t m, const SparseAllocate& allocate, Count&& count, Fill&& fill) {
+  const auto rows = static_cast<std::size_t>(m);
+  Scratch counts(s.device, rows * sizeof(std::int64_t), s.stream), sums(s.device, rows * sizeof(std::int64_t), s.stream);
+  count(counts.as<std::int64_t>());
+  inclusive_sum(counts.as<std::int64_t>(), sums.as<std::int64_t>(), m, s.device, s.stream);
+  sparse::write_pointers(index, sums.as<std::int64_t>(), c_ptr.data(), m, s.stream);
+  CompressedResult r;
+  r.nnz = read_one(sums.as<std::int64_t>() + (m - 1), s.device, s.stream);
+  FERRITE_CHECK(index == DType::I64 || r.nnz <= std::numeric_limits<std::int32_t>::max(), InvalidArgument, what,
+                " has ", r.nnz, " stored elements, more than I32 indices hold; use I64");
+  r.idx = allocate(r.nnz, true);
+  r.values = allocate(r.nnz, false);
+  fill(r);
+  return r;
+}
+
 class CudaSparseOps final : public SparseOps {
  public:
   bool supports(DType values, DType index) const override {
@@ -393,19 +417,16 @@ class CudaSparseOps final : public SparseOps {
                        double alpha, const SparseAllocate& allocate) override {
     StreamContext s(c_ptr);
     const DType index = a_ptr.dtype();
-    const auto rows = static_cast<std::size_t>(m);
-    Scratch counts(s.device, rows * sizeof(std::int64_t), s.stream), sums(s.device, rows * sizeof(std::int64_t), s.stream);
-    sparse::add_count(index, a_ptr.data(), a_idx.data(), b_ptr.data(), b_idx.data(), m, counts.as<std::int64_t>(),
-                      s.stream);
-    inclusive_sum(counts.as<std::int64_t>(), sums.as<std::int64_t>(), m, s.device, s.stream);
-    sparse::write_pointers(index, sums.as<std::int64_t>(), c_ptr.data(), m, s.stream);
-    CompressedResult r;
-    r.nnz = read_one(sums.as<std::int64_t>() + (m - 1), s.device, s.stream);
-    r.idx = allocate(r.nnz, true);
-    r.values = allocate(r.nnz, false);
-    sparse::add_fill(a_values.dtype(), index, a_ptr.data(), a_idx.data(), a_values.data(), b_ptr.data(), b_idx.data(),
-                     b_values.data(), c_ptr.data(), m, alpha, r.idx.data(), r.values.data(), s.stream);
-    return r;
+    return count_scan_fill(
+        s, "sparse::add: the sum", index, c_ptr, m, allocate,
+        [&](std::int64_t* counts) {
+          sparse::add_count(index, a_ptr.data(), a_idx.data(), b_ptr.data(), b_idx.data(), m, counts, s.stream);
+        },
+        [&](const CompressedResult& r) {
+          sparse::add_fill(a_values.dtype(), index, a_ptr.data(), a_idx.data(), a_values.data(), b_ptr.data(),
+                           b_idx.data(), b_values.data(), c_ptr.data(), m, alpha, r.idx.data(), r.values.data(),
+                           s.stream);
+        });
   }
 
   // ---- 2:4 semi-structured sparsity: own pruning kernel, cuSPARSELt (loaded at run time) for
@@ -436,8 +457,8 @@ class CudaSparseOps final : public SparseOps {
   }
 
  private:
-  // The own SpGEMM (sparse_spgemm_kernels.cu), shaped like add: count each row of C, scan into
-  // C's pointers, read nnz back once, fill. Works at either index width (no narrowing).
+  // The own SpGEMM (sparse_spgemm_kernels.cu), the same protocol as add (count_scan_fill):
+  // count each row of C, scan into C's pointers, read nnz back once, fill. Works at either index width (no narrowing).
   CompressedResult spgemm_own(const StreamContext& s, const Buffer& a_ptr, const Buffer& a_idx, const Buffer& a_values,
                               const Buffer& b_ptr, const Buffer& b_idx, const Buffer& b_values, const Buffer& c_ptr,
                               std::int64_t m, std::int64_t n, const SparseAllocate& allocate) {
@@ -449,21 +470,17 @@ class CudaSparseOps final : public SparseOps {
       r.values = allocate(0, false);
       return r;
     }
-    const auto rows = static_cast<std::size_t>(m);
-    Scratch counts(s.device, rows * sizeof(std::int64_t), s.stream), sums(s.device, rows * sizeof(std::int64_t), s.stream);
-    sparse::spgemm_count(index, a_ptr.data(), a_idx.data(), b_ptr.data(), b_idx.data(), m, n,
-                         counts.as<std::int64_t>(), s.stream);
-    inclusive_sum(counts.as<std::int64_t>(), sums.as<std::int64_t>(), m, s.device, s.stream);
-    sparse::write_pointers(index, sums.as<std::int64_t>(), c_ptr.data(), m, s.stream);
-    r.nnz = read_one(sums.as<std::int64_t>() + (m - 1), s.device, s.stream);
-    FERRITE_CHECK(index == DType::I64 || r.nnz <= std::numeric_limits<std::int32_t>::max(), InvalidArgument,
-                  "sparse::spgemm: the product has ", r.nnz, " stored elements, more than I32 indices hold; use I64");
-    r.idx = allocate(r.nnz, true);
-    r.values = allocate(r.nnz, false);
-    if (r.nnz > 0)
-      sparse::spgemm_fill(a_values.dtype(), index, a_ptr.data(), a_idx.data(), a_values.data(), b_ptr.data(),
-                          b_idx.data(), b_values.data(), c_ptr.data(), m, n, r.idx.data(), r.values.data(), s.stream);
-    return r;
+    return count_scan_fill(
+        s, "sparse::spgemm: the product", index, c_ptr, m, allocate,
+        [&](std::int64_t* counts) {
+          sparse::spgemm_count(index, a_ptr.data(), a_idx.data(), b_ptr.data(), b_idx.data(), m, n, counts, s.stream);
+        },
+        [&](const CompressedResult& r) {
+          if (r.nnz > 0)
+            sparse::spgemm_fill(a_values.dtype(), index, a_ptr.data(), a_idx.data(), a_values.data(), b_ptr.data(),
+                                b_idx.data(), b_values.data(), c_ptr.data(), m, n, r.idx.data(), r.values.data(),
+                                s.stream);
+        });
   }
 
   // The SpGEMM protocol on raw arrays of `index` width. C's pointers go to `c_ptr`; C's

@@ -29,6 +29,8 @@
 #include "cuda/sparse/sparse_kernels.cuh"
 
 #include <algorithm>
+#include <array>
+#include <mutex>
 
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/error.hpp"
@@ -46,6 +48,7 @@ constexpr int kStage = 192;
 constexpr std::int64_t kMaxAccBytes = 64 * 1024;               // n x sizeof(value) at most (16384 F32, 8192 F64)
 constexpr std::int64_t kMaxRowBlocks = std::int64_t(1) << 20;  // rows grid-stride past this many blocks
 constexpr unsigned kFull = 0xffffffffu;
+constexpr int kMaxDevices = 64;  // as the sparse family's handles (cuda_sparse_ops.cpp)
 
 __host__ __device__ constexpr std::int64_t align16(std::int64_t b) { return (b + 15) / 16 * 16; }
 __host__ __device__ constexpr std::int64_t mask_words(std::int64_t n) { return (n + 31) / 32; }
@@ -253,6 +256,33 @@ std::int64_t spgemm_shared_bytes(DType values, DType index, std::int64_t n) {
       .bytes;
 }
 
+// The fill kernel's attributes, set once per device and kernel instance (a per-device flag,
+// so concurrent first calls wait for the one that sets them): above 48 KB of dynamic shared
+// memory a kernel must opt in, and the whole carveout goes to shared memory, so that
+// kFillMinBlocks rows fit an SM. The opt-in is the device's whole per-block limit less the
+// kernel's static part, not this call's size: that is the most spgemm_supported admits, so
+// one setting serves every n, and no thread's smaller call can lower the limit between
+// another thread's setting and its launch (as a per-call setting could). The limit only
+// bounds what a launch may ask for; each launch still asks for its own n's bytes.
+template <class T, class I>
+void prepare_fill_kernel() {
+  static std::array<std::once_flag, kMaxDevices> once;
+  int device = 0;
+  FERRITE_CUDA_CHECK(cudaGetDevice(&device));
+  FERRITE_CHECK(device >= 0 && device < kMaxDevices, InvalidArgument, "sparse: device index ", device,
+                " is out of range");
+  std::call_once(once[static_cast<std::size_t>(device)], [device] {
+    int optin = 0;
+    FERRITE_CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    cudaFuncAttributes attributes{};
+    FERRITE_CUDA_CHECK(cudaFuncGetAttributes(&attributes, spgemm_fill_kernel<T, I>));
+    FERRITE_CUDA_CHECK(cudaFuncSetAttribute(spgemm_fill_kernel<T, I>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                            optin - static_cast<int>(attributes.sharedSizeBytes)));
+    FERRITE_CUDA_CHECK(cudaFuncSetAttribute(spgemm_fill_kernel<T, I>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                            cudaSharedmemCarveoutMaxShared));
+  });
+}
+
 }  // namespace
 
 bool spgemm_supported(DType values, DType index, std::int64_t n, int device) {
@@ -286,13 +316,7 @@ void spgemm_fill(DType values_dtype, DType index, const void* a_ptr, const void*
     using I = decltype(i);
     with_real(values_dtype, [&](auto v) {
       using T = decltype(v);
-      // Above 48 KB of dynamic shared memory a kernel must opt in (per device; cheap to repeat);
-      // and the whole carveout as shared memory, so that kFillMinBlocks rows fit an SM.
-      FERRITE_CUDA_CHECK(cudaFuncSetAttribute(spgemm_fill_kernel<T, I>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                              static_cast<int>(bytes)));
-      FERRITE_CUDA_CHECK(cudaFuncSetAttribute(spgemm_fill_kernel<T, I>,
-                                              cudaFuncAttributePreferredSharedMemoryCarveout,
-                                              cudaSharedmemCarveoutMaxShared));
+      prepare_fill_kernel<T, I>();
       spgemm_fill_kernel<T, I><<<row_blocks(m), kBlock, bytes, stream>>>(
           static_cast<const I*>(a_ptr), static_cast<const I*>(a_idx), static_cast<const T*>(a_values),
           static_cast<const I*>(b_ptr), static_cast<const I*>(b_idx), static_cast<const T*>(b_values),
