@@ -324,10 +324,7 @@ void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
 void tiled_forward_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_forward_f32_fits(d, p), Unsupported, "scaled_dot_product_attention: the 3xTF32 F32 forward ",
                 "was given a problem it does not take");
-  if (d.head_dim == 64)
-    fast_split ? launch<64, true>(d, p, stream) : launch<64, false>(d, p, stream);
-  else
-    fast_split ? launch<128, true>(d, p, stream) : launch<128, false>(d, p, stream);
+  for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() { launch<D, kFast>(d, p, stream); });
 }
 
 }  // namespace ferrite::cuda::attention

@@ -568,30 +568,34 @@ bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
          row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY;
 }
 
-void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
-  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_q * d.seq_q > 0, Unsupported,
-                "scaled_dot_product_attention_backward: the 3xTF32 F32 dq was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kTile)));
+namespace {
+
+// One side of the backward: kDq, the dq kernel (a block per 64 query rows of a query head);
+// else the dk/dv kernel (a block per 64 keys of a key/value head).
+template <bool kDq>
+void launch_side(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
+  const std::int64_t heads = kDq ? d.heads_q : d.heads_kv, rows = kDq ? d.seq_q : d.seq_k;
+  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * heads * rows > 0, Unsupported,
+                "scaled_dot_product_attention_backward: the 3xTF32 F32 ", kDq ? "dq" : "dk/dv",
+                " was given a problem it does not take");
+  const dim3 grid(static_cast<unsigned>(d.batch * heads), static_cast<unsigned>(row_tiles(rows, kTile)));
   const TiledShape s = tiled_shape_of(d);
-  if (d.head_dim == 64)
-    fast_split ? launch(tf32x3_dq_kernel<64, true>, DqLayout<64>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dq_kernel<64, false>, DqLayout<64>::kBytes, grid, p, s, stream);
-  else
-    fast_split ? launch(tf32x3_dq_kernel<128, true>, DqLayout<128>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dq_kernel<128, false>, DqLayout<128>::kBytes, grid, p, s, stream);
+  for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() {
+    if constexpr (kDq)
+      launch(tf32x3_dq_kernel<D, kFast>, DqLayout<D>::kBytes, grid, p, s, stream);
+    else
+      launch(tf32x3_dkdv_kernel<D, kFast>, DkvLayout<D>::kBytes, grid, p, s, stream);
+  });
+}
+
+}  // namespace
+
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
+  launch_side<true>(d, p, fast_split, stream);
 }
 
 void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
-  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_kv * d.seq_k > 0, Unsupported,
-                "scaled_dot_product_attention_backward: the 3xTF32 F32 dk/dv was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(row_tiles(d.seq_k, kTile)));
-  const TiledShape s = tiled_shape_of(d);
-  if (d.head_dim == 64)
-    fast_split ? launch(tf32x3_dkdv_kernel<64, true>, DkvLayout<64>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dkdv_kernel<64, false>, DkvLayout<64>::kBytes, grid, p, s, stream);
-  else
-    fast_split ? launch(tf32x3_dkdv_kernel<128, true>, DkvLayout<128>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dkdv_kernel<128, false>, DkvLayout<128>::kBytes, grid, p, s, stream);
+  launch_side<false>(d, p, fast_split, stream);
 }
 
 }  // namespace ferrite::cuda::attention

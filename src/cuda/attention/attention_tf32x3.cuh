@@ -82,6 +82,18 @@ __device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, uns
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+// Calls f.template operator()<D, kFast>() with the problem's head dim D (64 or 128: what the
+// kernels' fits predicates admit) and the split (kFast: FERRITE_ATTENTION_F32_TF32X3=2): the one
+// place where the runtime choices become the kernels' template arguments, for the forward and
+// both backward kernels.
+template <class F>
+void for_head_dim_and_split(std::int64_t head_dim, bool fast_split, F&& f) {
+  if (head_dim == 64)
+    fast_split ? f.template operator()<64, true>() : f.template operator()<64, false>();
+  else
+    fast_split ? f.template operator()<128, true>() : f.template operator()<128, false>();
+}
+
 // c += a b in 3xTF32: the small cross terms first, then big x big, into the same accumulators.
 __device__ __forceinline__ void mma3(float (&c)[4], const Split (&a)[4], const Split (&b)[2]) {
   mma(c, a[0].small, a[1].small, a[2].small, a[3].small, b[0].big, b[1].big);
