@@ -125,49 +125,10 @@ static_assert(conflict_free(Strides<64>::kStream, 3) && conflict_free(Strides<12
 static_assert((8 * Strides<64>::kOwn) % 32 == 0 && (8 * Strides<128>::kOwn) % 32 == 0);
 static_assert((8 * Strides<64>::kStream) % 32 == 0 && (8 * Strides<128>::kStream) % 32 == 0);
 
-// The float4 reads of score() and second() hard-code the maps of attention_tf32x3_fragments.hpp;
-// these checks tie them together (the unit test checks the maps against a matrix product).
-constexpr bool maps_match_float4_reads() {
-  for (int lane = 0; lane < 32; ++lane) {
-    const int g = lane / 4, q = lane % 4;
-    for (int step = 0; step < 2; ++step) {
-      // Own A: a_i of step `step` is component 2 step + (i >> 1) of the float4 at dim 4q of
-      // own row g (i even) or g + 8 (i odd).
-      for (int i = 0; i < 4; ++i)
-        if (a_row(lane, i) != g + 8 * (i & 1) || qk_dim(step, a_col(lane, i)) != 4 * q + 2 * step + (i >> 1))
-          return false;
-      // Streamed B: b_i of step `step` is component 2 step + i of the float4 at dim 4q of
-      // streamed row 8j + bwd_perm(g).
-      for (int i = 0; i < 2; ++i)
-        if (bwd_stream_n(0, b_col(lane, i)) != bwd_perm(g) || qk_dim(step, b_row(lane, i)) != 4 * q + 2 * step + i)
-          return false;
-    }
-    for (int i = 0; i < 4; ++i) {
-      // The score's c_i is (own row g + 8 (i >> 1), streamed row 8j + bwd_perm(2q + (i & 1))).
-      if (c_row(lane, i) != g + 8 * (i >> 1) || bwd_stream_n(0, c_col(lane, i)) != bwd_perm(2 * q + (i & 1)))
-        return false;
-      // The second product's a_i is the score's c_{p_from_s(i)}: same own row, same streamed row.
-      if (a_row(lane, i) != c_row(lane, p_from_s(i)) ||
-          bwd_stream_k(0, a_col(lane, i)) != bwd_stream_n(0, c_col(lane, p_from_s(i))))
-        return false;
-    }
-    for (int nt = 0; nt < 16; ++nt) {
-      // Second B: b_i of n-tile nt is component nt % 4 of the float4 at dim 32 (nt / 4) + 4g of
-      // streamed row 8j + bwd_perm(2q + i).
-      for (int i = 0; i < 2; ++i)
-        if (bwd_stream_k(0, b_row(lane, i)) != bwd_perm(2 * q + i) ||
-            pv_dim(nt, b_col(lane, i)) != 32 * (nt / 4) + 4 * g + nt % 4)
-          return false;
-      // The output's c_i of n-tile nt is (own row g + 8 (i >> 1), dim 32 (nt / 4) + 8q + 4 (i & 1) + nt % 4).
-      for (int i = 0; i < 4; ++i)
-        if (c_row(lane, i) != g + 8 * (i >> 1) ||
-            pv_dim(nt, c_col(lane, i)) != 32 * (nt / 4) + 8 * q + 4 * (i & 1) + nt % 4)
-          return false;
-    }
-  }
-  return true;
-}
-static_assert(maps_match_float4_reads());
+// The float4 reads of score() and second() hard-code the maps of attention_tf32x3_fragments.hpp,
+// the streamed rows in bwd_perm's order; this ties them together (the unit test checks the maps
+// against a matrix product).
+static_assert(maps_match_float4_reads(bwd_stream_n, bwd_stream_k, bwd_perm));
 
 // mma3 with the small cross terms in their own accumulators x: c then takes one rounding per
 // k-step instead of three. The score products need it more than the others: dS = P (dP - delta)
