@@ -193,6 +193,10 @@ __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* co
 // acc += C B: C = the score accumulators (P or dS) as A fragments, k-step j = the streamed rows
 // of n-tile j (bwd_stream_k); B's rows 8j + bwd_perm(2q) and 8j + bwd_perm(2q + 1) at b0 and b1
 // + 8 j kB (this lane's dims 32c + 4g .. + 3 each: components e of n-tiles 4c + e, pv_dim).
+// C takes split, clamp included, not split_p: it is dS (any magnitude) in the dq kernel and in
+// the dk/dv kernel's role 1, and P^T only in role 0, whose warps run this same code (a copy of
+// the inlined product for them would save 32 of their ~2400 split instructions a tile pair at
+// D = 128, split 2), and whose P = exp(scale s - lse) stays <= ~1 only while lse is the forward's.
 template <int D, int NT, int kB, bool kFast>
 __device__ __forceinline__ void second(float (&acc)[D / 8][4], const float (&c)[NT][4], const float* b0,
                                        const float* b1) {
