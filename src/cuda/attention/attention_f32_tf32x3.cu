@@ -271,25 +271,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <int D, bool kFast>
-void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
-  const TiledShape s = tiled_shape_of(d);
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kRows)));
-  auto kernel = tf32x3_forward_kernel<D, kFast>;
-  FERRITE_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Layout<D>::kBytes)));
-  kernel<<<grid, kThreads, Layout<D>::kBytes, stream>>>(
-      static_cast<const float*>(p.q), static_cast<const float*>(p.k), static_cast<const float*>(p.v),
-      static_cast<float*>(p.result), static_cast<float*>(p.logsumexp), s);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 void tiled_forward_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_forward_f32_fits(d, p), Unsupported, "scaled_dot_product_attention: the 3xTF32 F32 forward ",
                 "was given a problem it does not take");
-  for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() { launch<D, kFast>(d, p, stream); });
+  for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() {
+    launch_forward(tf32x3_forward_kernel<D, kFast>, kRows, Layout<D>::kBytes, d, p, stream);
+  });
 }
 
 }  // namespace ferrite::cuda::attention

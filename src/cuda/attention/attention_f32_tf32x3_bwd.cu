@@ -517,13 +517,6 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
   store_rows<D>(dst, acc, role == 0 ? 1.f : s.scale, valid, lq);
 }
 
-template <class Kernel>
-void launch(Kernel kernel, std::size_t smem, dim3 grid, const Pointers& p, const TiledShape& s, cudaStream_t stream) {
-  FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  kernel<<<grid, kThreads, smem, stream>>>(p, s);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
@@ -547,9 +540,9 @@ void launch_side(const AttentionDesc& d, const Pointers& p, bool fast_split, cud
   const TiledShape s = tiled_shape_of(d);
   for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() {
     if constexpr (kDq)
-      launch(tf32x3_dq_kernel<D, kFast>, DqLayout<D>::kBytes, grid, p, s, stream);
+      launch_with_smem(tf32x3_dq_kernel<D, kFast>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s);
     else
-      launch(tf32x3_dkdv_kernel<D, kFast>, DkvLayout<D>::kBytes, grid, p, s, stream);
+      launch_with_smem(tf32x3_dkdv_kernel<D, kFast>, grid, kThreads, DkvLayout<D>::kBytes, stream, p, s);
   });
 }
 
