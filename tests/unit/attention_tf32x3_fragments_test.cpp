@@ -201,6 +201,18 @@ TEST(Tf32x3Fragments, OneWarpReplaysTheBackwardProducts) {
   replay_one_warp(6, [](int j, int n) { return bwd_stream_n(j, n); }, [](int j, int k) { return bwd_stream_k(j, k); });
 }
 
+// The kernels' float4 reads against the maps (static_asserts of the kernel files, which a CPU
+// build does not compile), and the check itself: each kernel's maps with the other's read
+// order must fail it.
+TEST(Tf32x3Fragments, MapsMatchTheKernelsFloat4Reads) {
+  const auto in_order = [](int n) { return n; };
+  EXPECT_TRUE(maps_match_float4_reads(s_key, pv_key, in_order));
+  EXPECT_TRUE(maps_match_float4_reads(bwd_stream_n, bwd_stream_k, bwd_perm));
+  EXPECT_FALSE(maps_match_float4_reads(s_key, pv_key, bwd_perm));
+  EXPECT_FALSE(maps_match_float4_reads(bwd_stream_n, bwd_stream_k, in_order));
+  EXPECT_FALSE(maps_match_float4_reads(s_key, bwd_stream_k, in_order));
+}
+
 // ---- The kernel's arithmetic on the host ----
 
 // cvt.rna.tf32.f32: nearest, ties away from zero, to 10 stored mantissa bits (the low 13 bits

@@ -97,44 +97,9 @@ constexpr int kKeys = 64;   // keys per K/V tile: 8 MMA n-tiles of S
 constexpr int kNTiles = kKeys / 8;
 static_assert(kThreads == 256 && kRows == 16 * (kThreads / 32));
 
-// The float4 reads below hard-code the maps of attention_tf32x3_fragments.hpp; these checks tie
-// them together (the unit test checks the maps against a matrix product).
-constexpr bool maps_match_float4_reads() {
-  for (int lane = 0; lane < 32; ++lane) {
-    const int g = lane / 4, q = lane % 4;
-    for (int step = 0; step < 2; ++step) {
-      // Q: a_i of step `step` is component 2 step + (i >> 1) of the float4 at dim 4q of row
-      // g (i even) or g + 8 (i odd).
-      for (int i = 0; i < 4; ++i)
-        if (a_row(lane, i) != g + 8 * (i & 1) || qk_dim(step, a_col(lane, i)) != 4 * q + 2 * step + (i >> 1))
-          return false;
-      // K: b_i of step `step` is component 2 step + i of the float4 at dim 4q of key 8j + g.
-      for (int i = 0; i < 2; ++i)
-        if (s_key(0, b_col(lane, i)) != g || qk_dim(step, b_row(lane, i)) != 4 * q + 2 * step + i) return false;
-    }
-    for (int i = 0; i < 4; ++i) {
-      // S's c_i is (row g + 8 (i >> 1), key 8j + 2q + (i & 1)).
-      if (c_row(lane, i) != g + 8 * (i >> 1) || s_key(0, c_col(lane, i)) != 2 * q + (i & 1)) return false;
-      // P's a_i is S's c_{p_from_s(i)}: same row, same key.
-      if (a_row(lane, i) != c_row(lane, p_from_s(i)) ||
-          pv_key(0, a_col(lane, i)) != s_key(0, c_col(lane, p_from_s(i))))
-        return false;
-    }
-    for (int nt = 0; nt < 16; ++nt) {
-      // V: b_i of n-tile nt is component nt % 4 of the float4 at dim 32 (nt / 4) + 4g of key
-      // 8j + 2q + i.
-      for (int i = 0; i < 2; ++i)
-        if (pv_key(0, b_row(lane, i)) != 2 * q + i || pv_dim(nt, b_col(lane, i)) != 32 * (nt / 4) + 4 * g + nt % 4)
-          return false;
-      // O's c_i of n-tile nt is (row g + 8 (i >> 1), dim 32 (nt / 4) + 8q + 4 (i & 1) + nt % 4).
-      for (int i = 0; i < 4; ++i)
-        if (c_row(lane, i) != g + 8 * (i >> 1) || pv_dim(nt, c_col(lane, i)) != 32 * (nt / 4) + 8 * q + 4 * (i & 1) + nt % 4)
-          return false;
-    }
-  }
-  return true;
-}
-static_assert(maps_match_float4_reads());
+// The float4 reads below hard-code the maps of attention_tf32x3_fragments.hpp, K and V in key
+// order; this ties them together (the unit test checks the maps against a matrix product).
+static_assert(maps_match_float4_reads(s_key, pv_key, [](int n) { return n; }));
 
 template <int D>
 struct Layout {
@@ -306,28 +271,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-template <int D, bool kFast>
-void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
-  const TiledShape s = tiled_shape_of(d);
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kRows)));
-  auto kernel = tf32x3_forward_kernel<D, kFast>;
-  FERRITE_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Layout<D>::kBytes)));
-  kernel<<<grid, kThreads, Layout<D>::kBytes, stream>>>(
-      static_cast<const float*>(p.q), static_cast<const float*>(p.k), static_cast<const float*>(p.v),
-      static_cast<float*>(p.result), static_cast<float*>(p.logsumexp), s);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 void tiled_forward_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
   FERRITE_CHECK(tiled_forward_f32_fits(d, p), Unsupported, "scaled_dot_product_attention: the 3xTF32 F32 forward ",
                 "was given a problem it does not take");
-  if (d.head_dim == 64)
-    fast_split ? launch<64, true>(d, p, stream) : launch<64, false>(d, p, stream);
-  else
-    fast_split ? launch<128, true>(d, p, stream) : launch<128, false>(d, p, stream);
+  for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() {
+    launch_forward(tf32x3_forward_kernel<D, kFast>, kRows, Layout<D>::kBytes, d, p, stream);
+  });
 }
 
 }  // namespace ferrite::cuda::attention

@@ -125,49 +125,10 @@ static_assert(conflict_free(Strides<64>::kStream, 3) && conflict_free(Strides<12
 static_assert((8 * Strides<64>::kOwn) % 32 == 0 && (8 * Strides<128>::kOwn) % 32 == 0);
 static_assert((8 * Strides<64>::kStream) % 32 == 0 && (8 * Strides<128>::kStream) % 32 == 0);
 
-// The float4 reads of score() and second() hard-code the maps of attention_tf32x3_fragments.hpp;
-// these checks tie them together (the unit test checks the maps against a matrix product).
-constexpr bool maps_match_float4_reads() {
-  for (int lane = 0; lane < 32; ++lane) {
-    const int g = lane / 4, q = lane % 4;
-    for (int step = 0; step < 2; ++step) {
-      // Own A: a_i of step `step` is component 2 step + (i >> 1) of the float4 at dim 4q of
-      // own row g (i even) or g + 8 (i odd).
-      for (int i = 0; i < 4; ++i)
-        if (a_row(lane, i) != g + 8 * (i & 1) || qk_dim(step, a_col(lane, i)) != 4 * q + 2 * step + (i >> 1))
-          return false;
-      // Streamed B: b_i of step `step` is component 2 step + i of the float4 at dim 4q of
-      // streamed row 8j + bwd_perm(g).
-      for (int i = 0; i < 2; ++i)
-        if (bwd_stream_n(0, b_col(lane, i)) != bwd_perm(g) || qk_dim(step, b_row(lane, i)) != 4 * q + 2 * step + i)
-          return false;
-    }
-    for (int i = 0; i < 4; ++i) {
-      // The score's c_i is (own row g + 8 (i >> 1), streamed row 8j + bwd_perm(2q + (i & 1))).
-      if (c_row(lane, i) != g + 8 * (i >> 1) || bwd_stream_n(0, c_col(lane, i)) != bwd_perm(2 * q + (i & 1)))
-        return false;
-      // The second product's a_i is the score's c_{p_from_s(i)}: same own row, same streamed row.
-      if (a_row(lane, i) != c_row(lane, p_from_s(i)) ||
-          bwd_stream_k(0, a_col(lane, i)) != bwd_stream_n(0, c_col(lane, p_from_s(i))))
-        return false;
-    }
-    for (int nt = 0; nt < 16; ++nt) {
-      // Second B: b_i of n-tile nt is component nt % 4 of the float4 at dim 32 (nt / 4) + 4g of
-      // streamed row 8j + bwd_perm(2q + i).
-      for (int i = 0; i < 2; ++i)
-        if (bwd_stream_k(0, b_row(lane, i)) != bwd_perm(2 * q + i) ||
-            pv_dim(nt, b_col(lane, i)) != 32 * (nt / 4) + 4 * g + nt % 4)
-          return false;
-      // The output's c_i of n-tile nt is (own row g + 8 (i >> 1), dim 32 (nt / 4) + 8q + 4 (i & 1) + nt % 4).
-      for (int i = 0; i < 4; ++i)
-        if (c_row(lane, i) != g + 8 * (i >> 1) ||
-            pv_dim(nt, c_col(lane, i)) != 32 * (nt / 4) + 8 * q + 4 * (i & 1) + nt % 4)
-          return false;
-    }
-  }
-  return true;
-}
-static_assert(maps_match_float4_reads());
+// The float4 reads of score() and second() hard-code the maps of attention_tf32x3_fragments.hpp,
+// the streamed rows in bwd_perm's order; this ties them together (the unit test checks the maps
+// against a matrix product).
+static_assert(maps_match_float4_reads(bwd_stream_n, bwd_stream_k, bwd_perm));
 
 // mma3 with the small cross terms in their own accumulators x: c then takes one rounding per
 // k-step instead of three. The score products need it more than the others: dS = P (dP - delta)
@@ -232,6 +193,10 @@ __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* co
 // acc += C B: C = the score accumulators (P or dS) as A fragments, k-step j = the streamed rows
 // of n-tile j (bwd_stream_k); B's rows 8j + bwd_perm(2q) and 8j + bwd_perm(2q + 1) at b0 and b1
 // + 8 j kB (this lane's dims 32c + 4g .. + 3 each: components e of n-tiles 4c + e, pv_dim).
+// C takes split, clamp included, not split_p: it is dS (any magnitude) in the dq kernel and in
+// the dk/dv kernel's role 1, and P^T only in role 0, whose warps run this same code (a copy of
+// the inlined product for them would save 32 of their ~2400 split instructions a tile pair at
+// D = 128, split 2), and whose P = exp(scale s - lse) stays <= ~1 only while lse is the forward's.
 template <int D, int NT, int kB, bool kFast>
 __device__ __forceinline__ void second(float (&acc)[D / 8][4], const float (&c)[NT][4], const float* b0,
                                        const float* b1) {
@@ -552,13 +517,6 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
   store_rows<D>(dst, acc, role == 0 ? 1.f : s.scale, valid, lq);
 }
 
-template <class Kernel>
-void launch(Kernel kernel, std::size_t smem, dim3 grid, const Pointers& p, const TiledShape& s, cudaStream_t stream) {
-  FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  kernel<<<grid, kThreads, smem, stream>>>(p, s);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
@@ -568,30 +526,34 @@ bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
          row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY;
 }
 
-void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
-  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_q * d.seq_q > 0, Unsupported,
-                "scaled_dot_product_attention_backward: the 3xTF32 F32 dq was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kTile)));
+namespace {
+
+// One side of the backward: kDq, the dq kernel (a block per 64 query rows of a query head);
+// else the dk/dv kernel (a block per 64 keys of a key/value head).
+template <bool kDq>
+void launch_side(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
+  const std::int64_t heads = kDq ? d.heads_q : d.heads_kv, rows = kDq ? d.seq_q : d.seq_k;
+  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * heads * rows > 0, Unsupported,
+                "scaled_dot_product_attention_backward: the 3xTF32 F32 ", kDq ? "dq" : "dk/dv",
+                " was given a problem it does not take");
+  const dim3 grid(static_cast<unsigned>(d.batch * heads), static_cast<unsigned>(row_tiles(rows, kTile)));
   const TiledShape s = tiled_shape_of(d);
-  if (d.head_dim == 64)
-    fast_split ? launch(tf32x3_dq_kernel<64, true>, DqLayout<64>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dq_kernel<64, false>, DqLayout<64>::kBytes, grid, p, s, stream);
-  else
-    fast_split ? launch(tf32x3_dq_kernel<128, true>, DqLayout<128>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dq_kernel<128, false>, DqLayout<128>::kBytes, grid, p, s, stream);
+  for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() {
+    if constexpr (kDq)
+      launch_with_smem(tf32x3_dq_kernel<D, kFast>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s);
+    else
+      launch_with_smem(tf32x3_dkdv_kernel<D, kFast>, grid, kThreads, DkvLayout<D>::kBytes, stream, p, s);
+  });
+}
+
+}  // namespace
+
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
+  launch_side<true>(d, p, fast_split, stream);
 }
 
 void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
-  FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * d.heads_kv * d.seq_k > 0, Unsupported,
-                "scaled_dot_product_attention_backward: the 3xTF32 F32 dk/dv was given a problem it does not take");
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(row_tiles(d.seq_k, kTile)));
-  const TiledShape s = tiled_shape_of(d);
-  if (d.head_dim == 64)
-    fast_split ? launch(tf32x3_dkdv_kernel<64, true>, DkvLayout<64>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dkdv_kernel<64, false>, DkvLayout<64>::kBytes, grid, p, s, stream);
-  else
-    fast_split ? launch(tf32x3_dkdv_kernel<128, true>, DkvLayout<128>::kBytes, grid, p, s, stream)
-               : launch(tf32x3_dkdv_kernel<128, false>, DkvLayout<128>::kBytes, grid, p, s, stream);
+  launch_side<false>(d, p, fast_split, stream);
 }
 
 }  // namespace ferrite::cuda::attention

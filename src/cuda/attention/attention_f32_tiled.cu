@@ -211,19 +211,6 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
   }
 }
 
-template <int D>
-void launch(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
-  const TiledShape s = tiled_shape_of(d);
-  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, kRows)));
-  auto kernel = tiled_forward_kernel<D>;
-  FERRITE_CUDA_CHECK(
-      cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(Layout<D>::kBytes)));
-  kernel<<<grid, kThreads, Layout<D>::kBytes, stream>>>(
-      static_cast<const float*>(p.q), static_cast<const float*>(p.k), static_cast<const float*>(p.v),
-      static_cast<float*>(p.result), static_cast<float*>(p.logsumexp), s);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 bool tiled_forward_f32_fits(const AttentionDesc& d, const Pointers& p) {
@@ -237,9 +224,9 @@ void tiled_forward_f32(const AttentionDesc& d, const Pointers& p, cudaStream_t s
   FERRITE_CHECK(tiled_forward_f32_fits(d, p), Unsupported, "scaled_dot_product_attention: the tiled F32 forward ",
                 "was given a problem it does not take");
   if (d.head_dim == 64)
-    launch<64>(d, p, stream);
+    launch_forward(tiled_forward_kernel<64>, kRows, Layout<64>::kBytes, d, p, stream);
   else
-    launch<128>(d, p, stream);
+    launch_forward(tiled_forward_kernel<128>, kRows, Layout<128>::kBytes, d, p, stream);
 }
 
 }  // namespace ferrite::cuda::attention

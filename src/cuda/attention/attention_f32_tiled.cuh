@@ -1,13 +1,32 @@
 // Device helpers shared by the tiled F32 attention kernels (attention_f32_tiled.cu: forward,
-// attention_f32_tiled_bwd.cu: backward); included by those .cu files only. Blocks of 256
-// threads stage row tiles of dense [rows, D] F32 matrices into shared memory with cp.async
-// (row stride D + 4: 16-byte aligned for cp.async and float4 reads, consecutive rows 4 banks
-// apart), zero-filling rows past the end so no uninitialised shared memory is ever read.
+// attention_f32_tiled_bwd.cu: backward, and the 3xTF32 variants); included by .cu files only.
+// Blocks of 256 threads stage row tiles of dense [rows, D] F32 matrices into shared memory with
+// cp.async (row stride D + 4: 16-byte aligned for cp.async and float4 reads, consecutive rows 4
+// banks apart), zero-filling rows past the end so no uninitialised shared memory is ever read.
+// Also the launch steps of the directory's kernel files: launch_with_smem for every kernel
+// with dynamic shared memory (attention_kernels.cu's too), launch_forward for both F32 forwards.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 
 #include "cuda/attention/attention_kernels.cuh"
+#include "cuda/runtime/cuda_check.hpp"
+
+namespace ferrite::cuda::attention {
+
+// Launches `kernel` on `stream` with `smem` bytes of dynamic shared memory, after raising the
+// kernel's limit to that (needed past 48 KiB; set on every call, before the launch, so no call
+// depends on another's), then checks the launch. `args` convert to the kernel's parameters.
+template <class Kernel, class... Args>
+void launch_with_smem(Kernel kernel, dim3 grid, unsigned threads, std::size_t smem, cudaStream_t stream,
+                      const Args&... args) {
+  FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  kernel<<<grid, threads, smem, stream>>>(args...);
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace ferrite::cuda::attention
 
 namespace ferrite::cuda::attention::tiled {
 
@@ -34,6 +53,17 @@ constexpr std::int64_t kMaxGridY = 65535;
 inline std::int64_t row_tiles(std::int64_t rows, int tile) { return (rows + tile - 1) / tile; }
 
 inline bool aligned16(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+
+// Both F32 forwards (SIMT and 3xTF32): `kernel`(q, k, v, out, logsumexp, shape) with a block per
+// `rows` query rows of a (batch, query head), the heads along grid x.
+template <class Kernel>
+void launch_forward(Kernel kernel, int rows, std::size_t smem, const AttentionDesc& d, const Pointers& p,
+                    cudaStream_t stream) {
+  const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(row_tiles(d.seq_q, rows)));
+  launch_with_smem(kernel, grid, kThreads, smem, stream, static_cast<const float*>(p.q), static_cast<const float*>(p.k),
+                   static_cast<const float*>(p.v), static_cast<float*>(p.result), static_cast<float*>(p.logsumexp),
+                   tiled_shape_of(d));
+}
 
 __device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(dst));

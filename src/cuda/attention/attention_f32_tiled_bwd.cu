@@ -373,13 +373,6 @@ Operands operands_of(const Pointers& p) {
           static_cast<float*>(p.dv)};
 }
 
-template <class Kernel>
-void launch(Kernel kernel, std::size_t smem, dim3 grid, const Pointers& p, const TiledShape& s, cudaStream_t stream) {
-  FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  kernel<<<grid, kThreads, smem, stream>>>(operands_of(p), s);
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
 }  // namespace
 
 bool tiled_backward_f32_fits(const AttentionDesc& d, const Pointers& p) {
@@ -395,9 +388,11 @@ void tiled_backward_dq_f32(const AttentionDesc& d, const Pointers& p, cudaStream
                 "scaled_dot_product_attention_backward: the tiled F32 dq was given a problem it does not take");
   const dim3 grid(static_cast<unsigned>(d.batch * d.heads_q), static_cast<unsigned>(tiled::row_tiles(d.seq_q, kTile)));
   if (d.head_dim == 64)
-    launch(tiled_dq_kernel<64>, DqLayout<64>::kBytes, grid, p, tiled_shape_of(d), stream);
+    launch_with_smem(tiled_dq_kernel<64>, grid, kThreads, DqLayout<64>::kBytes, stream, operands_of(p),
+                     tiled_shape_of(d));
   else
-    launch(tiled_dq_kernel<128>, DqLayout<128>::kBytes, grid, p, tiled_shape_of(d), stream);
+    launch_with_smem(tiled_dq_kernel<128>, grid, kThreads, DqLayout<128>::kBytes, stream, operands_of(p),
+                     tiled_shape_of(d));
 }
 
 void tiled_backward_dkdv_f32(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
@@ -405,9 +400,11 @@ void tiled_backward_dkdv_f32(const AttentionDesc& d, const Pointers& p, cudaStre
                 "scaled_dot_product_attention_backward: the tiled F32 dk/dv was given a problem it does not take");
   const dim3 grid(static_cast<unsigned>(d.batch * d.heads_kv), static_cast<unsigned>(tiled::row_tiles(d.seq_k, kTile)));
   if (d.head_dim == 64)
-    launch(tiled_dkdv_kernel<64>, DkvLayout<64>::kBytes, grid, p, tiled_shape_of(d), stream);
+    launch_with_smem(tiled_dkdv_kernel<64>, grid, kThreads, DkvLayout<64>::kBytes, stream, operands_of(p),
+                     tiled_shape_of(d));
   else
-    launch(tiled_dkdv_kernel<128>, DkvLayout<128>::kBytes, grid, p, tiled_shape_of(d), stream);
+    launch_with_smem(tiled_dkdv_kernel<128>, grid, kThreads, DkvLayout<128>::kBytes, stream, operands_of(p),
+                     tiled_shape_of(d));
 }
 
 }  // namespace ferrite::cuda::attention

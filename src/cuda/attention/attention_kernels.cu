@@ -13,6 +13,7 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/error.hpp"
 
@@ -420,10 +421,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     }
     const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * s.d);
     const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
-    auto kernel = query_side_kernel<T, A, false>;
-    FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    kernel<<<grid, kWarps * 32, smem, stream>>>(s, static_cast<A>(d.scale), p);
-    FERRITE_CUDA_CHECK_LAUNCH();
+    launch_with_smem(query_side_kernel<T, A, false>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p);
   });
 }
 
@@ -456,19 +454,13 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     if (rows > 0) {
       const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * (s.d + s.dv));
       const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
-      auto kernel = query_side_kernel<T, A, true>;
-      FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-      kernel<<<grid, kWarps * 32, smem, stream>>>(s, static_cast<A>(d.scale), p);
-      FERRITE_CUDA_CHECK_LAUNCH();
+      launch_with_smem(query_side_kernel<T, A, true>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p);
     }
     if (d.batch * d.heads_kv * d.seq_k > 0) {
       const std::size_t smem =
           sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * (s.d + s.dv) + 2 * kTile);
       const dim3 grid(static_cast<unsigned>((d.seq_k + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_kv));
-      auto kernel = key_side_kernel<T, A>;
-      FERRITE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-      kernel<<<grid, kWarps * 32, smem, stream>>>(s, static_cast<A>(d.scale), p);
-      FERRITE_CUDA_CHECK_LAUNCH();
+      launch_with_smem(key_side_kernel<T, A>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p);
     }
   });
 }

@@ -61,17 +61,34 @@ __device__ __forceinline__ Split split(float x) {
   }
   return s;
 }
-// P (in [0, 1], or NaN) never overflows: plain cvt.rna suffices for its big part.
+// The split of P, the forward's softmax weights (the A operand of O += P V), which split's
+// overflow handling never concerns. P = expf(x - base), x a scaled score or -inf (hidden),
+// base the row's running max m over this tile and the ones before (0 while m = -inf): every
+// finite x is <= base, so x - base <= 0 and P <= 1 (up to expf's rounding of a few ulps), and
+// hidden keys give 0; a +inf score makes base +inf and its own P expf(inf - inf) = NaN, a NaN
+// score a NaN P (fmaxf skips it in m, but not in x - base). (The backward's P = exp(scale s -
+// lse) is bounded so too only while lse is the forward's, >= the row max up to the score's
+// rounding: it keeps split, see attention_f32_tf32x3_bwd.cu.) So:
+//  - kFast = false: plain cvt.rna for big; satfinite acts only on values rounding past the
+//    largest finite TF32 (0x1.ffcp127), never reached.
+//  - kFast = true: split<true> without its clamp, the same bits one instruction (min.xorsign.abs)
+//    cheaper on the forward's hot path. The clamp leaves any big with |big| <= 0x1.ffcp127 as it
+//    is (min of |big| and the limit, with big's own sign), and P's rounded big is about 1 at
+//    most. A NaN P: the add and mask leave a NaN (which the clamp may have turned into ±max)
+//    or, for a pattern such as CUDA's 0x7fffffff, carry into ±0 (which the clamp kept); either
+//    way small = x - big is NaN, its products are NaN and so are the row's accumulators, with
+//    or without the clamp, as the NaN row's output must be.
 template <bool kFast>
 __device__ __forceinline__ Split split_p(float x) {
+  Split s;
   if constexpr (kFast) {
-    return split<true>(x);
+    s.big = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;  // as split<true>'s rounding
+    s.small = __float_as_uint(x - __uint_as_float(s.big));
   } else {
-    Split s;
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.big) : "f"(x));
     asm("cvt.rna.tf32.f32 %0, %1;\n" : "=r"(s.small) : "f"(x - __uint_as_float(s.big)));
-    return s;
   }
+  return s;
 }
 
 __device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0,
@@ -80,6 +97,18 @@ __device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, uns
       "{%0, %1, %2, %3};\n"
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// Calls f.template operator()<D, kFast>() with the problem's head dim D (64 or 128: what the
+// kernels' fits predicates admit) and the split (kFast: FERRITE_ATTENTION_F32_TF32X3=2): the one
+// place where the runtime choices become the kernels' template arguments, for the forward and
+// both backward kernels.
+template <class F>
+void for_head_dim_and_split(std::int64_t head_dim, bool fast_split, F&& f) {
+  if (head_dim == 64)
+    fast_split ? f.template operator()<64, true>() : f.template operator()<64, false>();
+  else
+    fast_split ? f.template operator()<128, true>() : f.template operator()<128, false>();
 }
 
 // c += a b in 3xTF32: the small cross terms first, then big x big, into the same accumulators.

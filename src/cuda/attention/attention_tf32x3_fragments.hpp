@@ -72,6 +72,64 @@ FERRITE_TF32X3_HD constexpr int bwd_stream_n(int j, int n) { return 8 * j + bwd_
 // p_from_s hands over as A's column k (as pv_key does for the identity order).
 FERRITE_TF32X3_HD constexpr int bwd_stream_k(int j, int k) { return 8 * j + bwd_perm(2 * (k % 4) + k / 4); }
 
+// ---- The kernels' float4 reads, tied to the maps ----
+// Both kernels read shared memory as float4s at offsets that hard-code these maps: lane (group
+// g, quad q) reads own rows g and g + 8 at dims 4q (the score's A: Q, or the backward's own
+// tile), streamed row 8j + read_row(g) at dims 4q for n-tile j (the score's B: K, or the
+// backward's streamed tile), streamed rows 8j + read_row(2q), 8j + read_row(2q + 1) at dims 4g
+// for k-step j (the second product's B: V, or the streamed tile again), and stores output dims
+// 32c + 8q .. + 7. This is true when the maps hand each lane exactly those elements, with
+// score_row(j, n) the streamed row of the score's n-tile j, index n, and second_row(j, k) that
+// of the second product's k-step j, index k: the forward's (s_key, pv_key, reads in key order)
+// and the backward's (bwd_stream_n, bwd_stream_k, reads in bwd_perm's order). The kernel files
+// static_assert it (a wrong map or read order fails their build); the unit test checks it too,
+// as a CPU build compiles no .cu file.
+template <class ScoreRow, class SecondRow, class ReadRow>
+constexpr bool maps_match_float4_reads(ScoreRow score_row, SecondRow second_row, ReadRow read_row) {
+  for (int lane = 0; lane < 32; ++lane) {
+    const int g = lane / 4, q = lane % 4;
+    for (int step = 0; step < 2; ++step) {
+      // Own A: a_i of step `step` is component 2 step + (i >> 1) of the float4 at dim 4q of own
+      // row g (i even) or g + 8 (i odd).
+      for (int i = 0; i < 4; ++i)
+        if (a_row(lane, i) != g + 8 * (i & 1) || qk_dim(step, a_col(lane, i)) != 4 * q + 2 * step + (i >> 1))
+          return false;
+      // Streamed B: b_i of step `step` is component 2 step + i of the float4 at dim 4q of
+      // streamed row 8j + read_row(g).
+      for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 2; ++i)
+          if (score_row(j, b_col(lane, i)) != 8 * j + read_row(g) ||
+              qk_dim(step, b_row(lane, i)) != 4 * q + 2 * step + i)
+            return false;
+    }
+    for (int j = 0; j < 8; ++j)
+      for (int i = 0; i < 4; ++i) {
+        // The score's c_i is (own row g + 8 (i >> 1), streamed row 8j + read_row(2q + (i & 1))).
+        if (c_row(lane, i) != g + 8 * (i >> 1) || score_row(j, c_col(lane, i)) != 8 * j + read_row(2 * q + (i & 1)))
+          return false;
+        // The second product's a_i is the score's c_{p_from_s(i)}: same own row, same streamed row.
+        if (a_row(lane, i) != c_row(lane, p_from_s(i)) ||
+            second_row(j, a_col(lane, i)) != score_row(j, c_col(lane, p_from_s(i))))
+          return false;
+      }
+    for (int nt = 0; nt < 16; ++nt) {
+      // Second B: b_i of n-tile nt is component nt % 4 of the float4 at dim 32 (nt / 4) + 4g of
+      // streamed row 8j + read_row(2q + i).
+      for (int j = 0; j < 8; ++j)
+        for (int i = 0; i < 2; ++i)
+          if (second_row(j, b_row(lane, i)) != 8 * j + read_row(2 * q + i) ||
+              pv_dim(nt, b_col(lane, i)) != 32 * (nt / 4) + 4 * g + nt % 4)
+            return false;
+      // The output's c_i of n-tile nt is (own row g + 8 (i >> 1), dim 32 (nt / 4) + 8q + 4 (i & 1) + nt % 4).
+      for (int i = 0; i < 4; ++i)
+        if (c_row(lane, i) != g + 8 * (i >> 1) ||
+            pv_dim(nt, c_col(lane, i)) != 32 * (nt / 4) + 8 * q + 4 * (i & 1) + nt % 4)
+          return false;
+    }
+  }
+  return true;
+}
+
 }  // namespace ferrite::cuda::attention::tf32x3
 
 #undef FERRITE_TF32X3_HD

@@ -96,6 +96,10 @@ GraphCacheOfDevice& state_of(int device) {
 
 fe::DataType_t io_type(DType d) { return d == DType::F16 ? fe::DataType_t::HALF : fe::DataType_t::BFLOAT16; }
 
+// Whether only engines that repeat bit for bit may run: every forward; the backward unless the
+// caller chose AttentionOptions::deterministic = false. Part of the cache key, as it picks the plan.
+bool deterministic_run(const AttentionDesc& d, bool backward) { return !backward || d.deterministic; }
+
 Key key_of(const AttentionDesc& d, bool backward) {
   const AttentionStrides none{};
   return {d.dtype,
@@ -107,7 +111,7 @@ Key key_of(const AttentionDesc& d, bool backward) {
           d.head_dim,
           d.value_dim,
           d.causal,
-          !backward || d.deterministic,
+          deterministic_run(d, backward),
           std::bit_cast<std::uint32_t>(static_cast<float>(d.scale)),
           backward,
           {d.q_strides, d.k_strides, d.v_strides, d.out_strides, backward ? d.grad_out_strides : none,
@@ -186,8 +190,7 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
 }
 
 // Validates, lowers and plans `g`; "" when it has an executable plan, else cuDNN's reason.
-// `deterministic`: only engines that repeat bit for bit (every forward; the backward unless
-// the caller chose AttentionOptions::deterministic = false).
+// `deterministic` (deterministic_run): only engines that repeat bit for bit.
 std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) {
   auto step = [](fe::error_t status, const char* what) -> std::string {
     return status.is_good() ? std::string() : std::string(what) + ": " + status.get_message();
@@ -250,7 +253,7 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle, int mul
     std::string why;
     try {
       auto g = backward ? backward_graph(d) : forward_graph(d, impl);
-      why = plan(*g, handle, !backward || d.deterministic);
+      why = plan(*g, handle, deterministic_run(d, backward));
       if (why.empty()) {
         result.workspace = g->get_workspace_size();
         if (result.workspace >= 0 && result.workspace <= kWorkAreaOperandRatio * operand_bytes(d)) {
