@@ -39,6 +39,10 @@ struct BenchContext {
   std::shared_ptr<Tensor> hold(Tensor t) const;
   /// Fresh uniform values in [-2, 2] (never zeros: zeros can run faster than real data).
   std::shared_ptr<Tensor> random(Shape shape, DType dtype, unsigned seed) const;
+  /// Values in [-1, 1) from an integer hash of each element's index and `seed`, the same
+  /// values bench/torch_cases/__init__.py's hashed() makes: for cases whose time depends on
+  /// the values (iterative solvers: eig, eigh, svd), so both libraries solve the same problem.
+  std::shared_ptr<Tensor> hashed(Shape shape, DType dtype, unsigned seed) const;
 };
 
 using CaseMaker = void (*)(const BenchContext&, std::vector<BenchCase>&);

@@ -57,6 +57,23 @@ std::shared_ptr<Tensor> BenchContext::random(Shape shape, DType dtype, unsigned 
   return hold(from_vector(host, shape, Device::cpu()).to(dtype).to(device));
 }
 
+// Every step is exact in 64-bit integers (products stay below 2^59) and in double (x < 2^32,
+// so x * 2^-31 - 1 is exact), and the one rounding is the cast to dtype: PyTorch's twin,
+// computing the same steps with int64 tensors, gets the same values bit for bit.
+std::shared_ptr<Tensor> BenchContext::hashed(Shape shape, DType dtype, unsigned seed) const {
+  constexpr std::uint64_t kMask = 0xffffffffu, kMul = 0x045d9f3bu;
+  std::vector<double> host(static_cast<std::size_t>(shape_numel(shape)));
+  for (std::size_t i = 0; i < host.size(); ++i) {
+    std::uint64_t x = (i + std::uint64_t{seed} * 0x9e3779b9u) & kMask;
+    x = (x * kMul) & kMask;
+    x ^= x >> 16;
+    x = (x * kMul) & kMask;
+    x ^= x >> 16;
+    host[i] = static_cast<double>(x) * 0x1p-31 - 1.0;
+  }
+  return hold(from_vector(host, shape, Device::cpu()).to(dtype).to(device));
+}
+
 }  // namespace ferrite::bench
 
 namespace ferrite::tools {

@@ -26,11 +26,11 @@ void linalg_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
     const std::string suffix = dtype == DType::F32 ? "f32" : "f64";
     for (std::int64_t n : sizes) {
       const std::string tag = suffix + "_" + std::to_string(n);
-      auto a = ctx.random({n, n}, dtype, 31);
+      auto a = ctx.hashed({n, n}, dtype, 31);
       // Symmetric positive-definite: a·aᵀ + n·I; symmetric for eigh: a + aᵀ.
       auto spd = ctx.hold(matmul(*a, *a, {.transpose_b = true}) + eye(n, n, dtype, ctx.device) * static_cast<double>(n));
       auto sym = ctx.hold(*a + a->mT());
-      auto b = ctx.random({n, 1}, dtype, 32);
+      auto b = ctx.hashed({n, 1}, dtype, 32);
       cases.push_back({"linalg_cholesky_" + tag, square_text(1, n), 0, [=] { (void)linalg::cholesky(*spd); }, true, flops(1, n, 1.0 / 3)});
       // upper = true: PyTorch runs cuSOLVER's (slower) UPPER potrf; ferrite LOWER on aᵀ.
       cases.push_back({"linalg_cholesky_upper_" + tag, square_text(1, n), 0, [=] { (void)linalg::cholesky(*spd, true); },
@@ -47,19 +47,19 @@ void linalg_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   // Batches of small matrices.
   const std::int64_t scale = full ? 1 : 16;
   for (std::int64_t n : {33, 64}) {
-    auto a = ctx.random({1024 / scale, n, n}, DType::F64, 33);
+    auto a = ctx.hashed({1024 / scale, n, n}, DType::F64, 33);
     auto sym = ctx.hold(*a + a->mT());
     cases.push_back({"linalg_eigh_batched_f64_" + std::to_string(n), square_text(1024 / scale, n), 0,
                      [=] { (void)linalg::eigh(*sym); }, true, flops(1024 / scale, n, 9)});
   }
   for (auto [batch, n] : {std::pair<std::int64_t, std::int64_t>{512, 3}, {1024, 16}}) {
-    auto a = ctx.random({batch / scale, n, n}, DType::F32, 34);
+    auto a = ctx.hashed({batch / scale, n, n}, DType::F32, 34);
     cases.push_back({"linalg_eig_batched_f32_" + std::to_string(n), square_text(batch / scale, n), 0,
                      [=] { (void)linalg::eig(*a); }, true, flops(batch / scale, n, 25)});
   }
   for (DType dtype : {DType::F32, DType::F64}) {
     const std::string suffix = dtype == DType::F32 ? "f32" : "f64";
-    auto s = ctx.random({1024 / scale, 32, 32}, dtype, 35);
+    auto s = ctx.hashed({1024 / scale, 32, 32}, dtype, 35);
     cases.push_back({"linalg_svd_batched_" + suffix + "_32", square_text(1024 / scale, 32), 0,
                      [=] { (void)linalg::svd(*s); }, true, flops(1024 / scale, 32, 22)});
   }
