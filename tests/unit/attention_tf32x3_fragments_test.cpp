@@ -259,29 +259,32 @@ float mma_add(float c, const float* a, const float* b, int n, Rounding r) {
   return std::abs(static_cast<double>(f)) > std::abs(sum) ? std::nextafter(f, 0.f) : f;
 }
 
+// One k-step's 8 terms of a and b, each split into big and small parts as the kernel splits them.
+struct SplitTerms {
+  float ab[8], as[8], bb[8], bs[8];
+  SplitTerms(const float* a, const float* b, bool fast) {
+    for (int x = 0; x < 8; ++x) {
+      const Split sa = split(a[x], fast), sb = split(b[x], fast);
+      ab[x] = sa.big, as[x] = sa.small, bb[x] = sb.big, bs[x] = sb.small;
+    }
+  }
+};
+
 // acc += sum_x a[x] b[x] over 8 terms, as the kernel's three MMAs: small cross terms, then big.
 float mma3_add(float acc, const float* a, const float* b, Rounding r, bool fast) {
-  float ab[8], as[8], bb[8], bs[8];
-  for (int x = 0; x < 8; ++x) {
-    const Split sa = split(a[x], fast), sb = split(b[x], fast);
-    ab[x] = sa.big, as[x] = sa.small, bb[x] = sb.big, bs[x] = sb.small;
-  }
-  acc = mma_add(acc, as, bb, 8, r);
-  acc = mma_add(acc, ab, bs, 8, r);
-  return mma_add(acc, ab, bb, 8, r);
+  const SplitTerms t(a, b, fast);
+  acc = mma_add(acc, t.as, t.bb, 8, r);
+  acc = mma_add(acc, t.ab, t.bs, 8, r);
+  return mma_add(acc, t.ab, t.bb, 8, r);
 }
 
 // The backward's score products (mma3_apart): the small cross terms into their own
 // accumulator `cross`, big x big into acc; the kernel adds the two after the last k-step.
 float mma3_apart_add(float acc, float& cross, const float* a, const float* b, Rounding r, bool fast) {
-  float ab[8], as[8], bb[8], bs[8];
-  for (int x = 0; x < 8; ++x) {
-    const Split sa = split(a[x], fast), sb = split(b[x], fast);
-    ab[x] = sa.big, as[x] = sa.small, bb[x] = sb.big, bs[x] = sb.small;
-  }
-  cross = mma_add(cross, as, bb, 8, r);
-  cross = mma_add(cross, ab, bs, 8, r);
-  return mma_add(acc, ab, bb, 8, r);
+  const SplitTerms t(a, b, fast);
+  cross = mma_add(cross, t.as, t.bb, 8, r);
+  cross = mma_add(cross, t.ab, t.bs, 8, r);
+  return mma_add(acc, t.ab, t.bb, 8, r);
 }
 
 struct Problem {
