@@ -9,7 +9,7 @@
 namespace ferrite::cpu::linalg {
 
 void eig(const LinalgDims& d, const Buffer& a, bool vectors, const Buffer& w, const Buffer& v, const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("eig", d.dtype, [&](auto tag, const Buffer& a, const Buffer& w, const Buffer& v) {
     using T = decltype(tag);
     using C = Complex<T>;
     const std::int64_t n = d.n;
@@ -33,7 +33,7 @@ void eig(const LinalgDims& d, const Buffer& a, bool vectors, const Buffer& w, co
       else
         store(Eigen::EigenSolver<Mat<T>>(am, vectors));
     });
-  });
+  }, input(a), output(w), output(vectors ? v : Buffer()));
 }
 
 }  // namespace ferrite::cpu::linalg

@@ -23,7 +23,7 @@ bool triangle_finite(const M& m, bool upper) {
 
 void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w, const Buffer& v,
           const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("eigh", d.dtype, [&](auto tag, const Buffer& a, const Buffer& w, const Buffer& v) {
     using T = decltype(tag);
     using R = Real<T>;
     const std::int64_t n = d.n;
@@ -46,7 +46,7 @@ void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const 
       Eigen::Map<Eigen::Matrix<R, Eigen::Dynamic, 1>>(wb, n) = es.eigenvalues();
       if (vectors) MatMap<T>(vb, n, n) = es.eigenvectors();  // column-major output
     });
-  });
+  }, input(a), output(w), output(vectors ? v : Buffer()));
 }
 
 

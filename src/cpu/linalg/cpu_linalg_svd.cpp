@@ -11,7 +11,7 @@ namespace ferrite::cpu::linalg {
 // BDCSVD is the accurate driver already: `accurate` changes nothing here.
 void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, bool /*accurate*/, const Buffer& u,
          const Buffer& s, const Buffer& vh, const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("svd", d.dtype, [&](auto tag, const Buffer& a, const Buffer& u, const Buffer& s, const Buffer& vh) {
     using T = decltype(tag);
     using R = Real<T>;
     const std::int64_t m = d.m, n = d.n, ucols = full ? m : n;
@@ -38,7 +38,7 @@ void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, bool /*a
         MatMap<T>(vh.data_as<T>() + b * n * n, n, n) = dec.matrixV().adjoint();
       }
     });
-  });
+  }, input(a), output(vectors ? u : Buffer()), output(s), output(vectors ? vh : Buffer()));
 }
 
 }  // namespace ferrite::cpu::linalg
