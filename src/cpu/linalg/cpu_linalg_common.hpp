@@ -7,8 +7,8 @@
 #include <cmath>
 #include <complex>
 #include <cstdint>
-#include <limits>
 #include <initializer_list>
+#include <limits>
 #include <memory>
 #include <new>
 #include <type_traits>
@@ -95,6 +95,9 @@ class Widened {
     const std::int64_t reals = source_.numel() * (narrow == DType::C64 ? 2 : 1);
     try {
       wide_.resize(static_cast<std::size_t>(reals));
+      buffer_ = Buffer(std::make_shared<Storage>(wide_.data(), wide_.size() * sizeof(double), Device::cpu(),
+                                                 [](void*, std::size_t) {}),
+                       narrow == DType::C64 ? DType::C128 : DType::F64, source_.numel());
     } catch (const std::bad_alloc&) {
       FERRITE_THROW(OutOfMemory, op, ": out of host memory for the double-precision copy of a ",
                     dtype_name(narrow), " buffer (", source_.numel(), " elements)");
@@ -104,15 +107,13 @@ class Widened {
       const float* from = source_.data_as<float>();
       for (std::int64_t i = 0; i < reals; ++i) wide_[static_cast<std::size_t>(i)] = from[i];
     }
-    buffer_ = Buffer(std::make_shared<Storage>(wide_.data(), wide_.size() * sizeof(double), Device::cpu(),
-                                               [](void*, std::size_t) {}),
-                     narrow == DType::C64 ? DType::C128 : DType::F64, source_.numel());
   }
   Widened(const Widened&) = delete;
   Widened& operator=(const Widened&) = delete;
 
   const Buffer& buffer() const { return buffer_; }
-  /// Rounds the result once (to nearest) into the caller's buffer, when the op wrote it.
+  /// Rounds the result once (to nearest; beyond the float range to ±Inf, as IEEE) into the
+  /// caller's buffer, when the op wrote it.
   void narrow() const {
     if (!source_.defined() || use_ == Use::In) return;
     float* to = source_.data_as<float>();
@@ -156,4 +157,5 @@ void dispatch(const char* op, DType dtype, F&& f, const A&... buffers) {
     default: FERRITE_THROW(Unsupported, "linalg: dtype ", dtype_name(dtype), " is not supported on the CPU");
   }
 }
+
 }  // namespace ferrite::cpu::linalg

@@ -1,8 +1,9 @@
 // The CPU backend's eig: Eigen's EigenSolver (real input) and ComplexEigenSolver.
 // Non-finite input is never handed to Eigen's iterations: such a matrix gets info = n + 1
 // and NaN outputs, so the call cannot spin and both backends report it the same way. (One
-// file per decomposition: each instantiates Eigen's solvers for four dtypes, and together they
-// were the build's slowest file, 212 s on one core.)
+// file per decomposition: each instantiates Eigen's solvers for float, double and
+// complex<double>, which runs C64 too (cpu_linalg_common.hpp); together they were the build's
+// slowest file, 212 s on one core.)
 #include "cpu/linalg/cpu_linalg_common.hpp"
 #include "cpu/linalg/cpu_linalg_ops.hpp"
 
