@@ -1,15 +1,16 @@
 // The CPU backend's eig: Eigen's EigenSolver (real input) and ComplexEigenSolver.
 // Non-finite input is never handed to Eigen's iterations: such a matrix gets info = n + 1
 // and NaN outputs, so the call cannot spin and both backends report it the same way. (One
-// file per decomposition: each instantiates Eigen's solvers for four dtypes, and together they
-// were the build's slowest file, 212 s on one core.)
+// file per decomposition: each instantiates Eigen's solvers for float, double and
+// complex<double>, which runs C64 too (cpu_linalg_common.hpp); together they were the build's
+// slowest file, 212 s on one core.)
 #include "cpu/linalg/cpu_linalg_common.hpp"
 #include "cpu/linalg/cpu_linalg_ops.hpp"
 
 namespace ferrite::cpu::linalg {
 
 void eig(const LinalgDims& d, const Buffer& a, bool vectors, const Buffer& w, const Buffer& v, const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("eig", d.dtype, [&](auto tag, const Buffer& a, const Buffer& w, const Buffer& v) {
     using T = decltype(tag);
     using C = Complex<T>;
     const std::int64_t n = d.n;
@@ -33,7 +34,7 @@ void eig(const LinalgDims& d, const Buffer& a, bool vectors, const Buffer& w, co
       else
         store(Eigen::EigenSolver<Mat<T>>(am, vectors));
     });
-  });
+  }, input(a), output(w), output(vectors ? v : Buffer()));
 }
 
 }  // namespace ferrite::cpu::linalg

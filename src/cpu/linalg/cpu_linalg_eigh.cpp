@@ -1,8 +1,9 @@
 // The CPU backend's eigh: Eigen's SelfAdjointEigenSolver.
 // Non-finite input is never handed to Eigen's iterations: such a matrix gets info = n + 1
 // and NaN outputs, so the call cannot spin and both backends report it the same way. (One
-// file per decomposition: each instantiates Eigen's solvers for four dtypes, and together they
-// were the build's slowest file, 212 s on one core.)
+// file per decomposition: each instantiates Eigen's solvers for float, double and
+// complex<double>, which runs C64 too (cpu_linalg_common.hpp); together they were the build's
+// slowest file, 212 s on one core.)
 #include "cpu/linalg/cpu_linalg_common.hpp"
 #include "cpu/linalg/cpu_linalg_ops.hpp"
 
@@ -23,7 +24,7 @@ bool triangle_finite(const M& m, bool upper) {
 
 void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const Buffer& w, const Buffer& v,
           const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("eigh", d.dtype, [&](auto tag, const Buffer& a, const Buffer& w, const Buffer& v) {
     using T = decltype(tag);
     using R = Real<T>;
     const std::int64_t n = d.n;
@@ -46,7 +47,7 @@ void eigh(const LinalgDims& d, const Buffer& a, bool upper, bool vectors, const 
       Eigen::Map<Eigen::Matrix<R, Eigen::Dynamic, 1>>(wb, n) = es.eigenvalues();
       if (vectors) MatMap<T>(vb, n, n) = es.eigenvectors();  // column-major output
     });
-  });
+  }, input(a), output(w), output(vectors ? v : Buffer()));
 }
 
 

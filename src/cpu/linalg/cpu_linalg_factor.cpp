@@ -14,7 +14,7 @@ namespace ferrite::cpu::linalg {
 // Row-major in; the factor out as linalg_ops.hpp stores it: L column-major, U row-major
 // (either way Eigen's kernel runs on a map of the copy that shows A itself).
 void cholesky(const LinalgDims& d, const Buffer& a, const Buffer& out, bool upper, const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("cholesky", d.dtype, [&](auto tag, const Buffer& a, const Buffer& out) {
     using T = decltype(tag);
     const std::int64_t n = d.n;
     for_each_matrix("cholesky", d.batch, n, [&](std::int64_t b) {
@@ -43,11 +43,11 @@ void cholesky(const LinalgDims& d, const Buffer& a, const Buffer& out, bool uppe
       else
         factor(MatMap<T>(dst, n, n));
     });
-  });
+  }, input(a), output(out));
 }
 
 void lu_factor(const LinalgDims& d, const Buffer& a, const Buffer& pivots, const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("lu_factor", d.dtype, [&](auto tag, const Buffer& a) {
     using T = decltype(tag);
     const std::int64_t k = std::min(d.m, d.n);
     for_each_matrix("lu_factor", d.batch, k, [&](std::int64_t b) {
@@ -69,11 +69,11 @@ void lu_factor(const LinalgDims& d, const Buffer& a, const Buffer& pivots, const
       for (std::int64_t i = 0; i < k; ++i) piv[i] = transpositions[static_cast<std::size_t>(i)] + 1;
       info.data_as<std::int32_t>()[b] = zero < 0 ? 0 : static_cast<std::int32_t>(zero + 1);
     });
-  });
+  }, in_out(a));
 }
 
 void lu_solve(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, const Buffer& rhs) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("lu_solve", d.dtype, [&](auto tag, const Buffer& lu, const Buffer& rhs) {
     using T = decltype(tag);
     const std::int64_t n = d.n, k = d.m;
     for_each_matrix("lu_solve", d.batch, n, [&](std::int64_t b) {
@@ -85,12 +85,12 @@ void lu_solve(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, const
       f.template triangularView<Eigen::UnitLower>().solveInPlace(x);
       f.template triangularView<Eigen::Upper>().solveInPlace(x);
     });
-  });
+  }, input(lu), in_out(rhs));
 }
 
 void lu_unpack(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, const Buffer& p, const Buffer& l,
                const Buffer& u) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("lu", d.dtype, [&](auto tag, const Buffer& lu, const Buffer& p, const Buffer& l, const Buffer& u) {
     using T = decltype(tag);
     const std::int64_t m = d.m, n = d.n, k = std::min(m, n);
     for_each_matrix("lu", d.batch, k, [&](std::int64_t b) {
@@ -108,11 +108,11 @@ void lu_unpack(const LinalgDims& d, const Buffer& lu, const Buffer& pivots, cons
       MatMap<T> um(u.data_as<T>() + b * k * n, k, n);
       um = f.topRows(k).template triangularView<Eigen::Upper>();
     });
-  });
+  }, input(lu), output(p), output(l), output(u));
 }
 
 void qr(const LinalgDims& d, const Buffer& a, bool complete, const Buffer& q, const Buffer& r) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("qr", d.dtype, [&](auto tag, const Buffer& a, const Buffer& q, const Buffer& r) {
     using T = decltype(tag);
     const std::int64_t m = d.m, n = d.n, k = std::min(m, n), qcols = complete ? m : k;
     for_each_matrix("qr", d.batch, k, [&](std::int64_t b) {
@@ -125,7 +125,7 @@ void qr(const LinalgDims& d, const Buffer& a, bool complete, const Buffer& q, co
         qm = h.householderQ() * Mat<T>::Identity(m, qcols);
       }
     });
-  });
+  }, input(a), output(q), output(r));
 }
 
 }  // namespace ferrite::cpu::linalg

@@ -1,4 +1,5 @@
-// The CPU backend's LinalgOps object: every op for F32, F64, C64 and C128 through Eigen.
+// The CPU backend's LinalgOps object: every op for F32, F64, C64 and C128 through Eigen (C64 in
+// double precision: cpu_linalg_common.hpp's dispatch).
 #include "cpu/linalg/cpu_linalg_ops.hpp"
 
 #include "cpu/cpu_families.hpp"

@@ -1,8 +1,9 @@
 // The CPU backend's svd: Eigen's BDCSVD (which runs Jacobi itself below 16 columns).
 // Non-finite input is never handed to Eigen's iterations: such a matrix gets info = n + 1
 // and NaN outputs, so the call cannot spin and both backends report it the same way. (One
-// file per decomposition: each instantiates Eigen's solvers for four dtypes, and together they
-// were the build's slowest file, 212 s on one core.)
+// file per decomposition: each instantiates Eigen's solvers for float, double and
+// complex<double>, which runs C64 too (cpu_linalg_common.hpp); together they were the build's
+// slowest file, 212 s on one core.)
 #include "cpu/linalg/cpu_linalg_common.hpp"
 #include "cpu/linalg/cpu_linalg_ops.hpp"
 
@@ -11,7 +12,7 @@ namespace ferrite::cpu::linalg {
 // BDCSVD is the accurate driver already: `accurate` changes nothing here.
 void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, bool /*accurate*/, const Buffer& u,
          const Buffer& s, const Buffer& vh, const Buffer& info) {
-  dispatch(d.dtype, [&](auto tag) {
+  dispatch("svd", d.dtype, [&](auto tag, const Buffer& a, const Buffer& u, const Buffer& s, const Buffer& vh) {
     using T = decltype(tag);
     using R = Real<T>;
     const std::int64_t m = d.m, n = d.n, ucols = full ? m : n;
@@ -38,7 +39,7 @@ void svd(const LinalgDims& d, const Buffer& a, bool full, bool vectors, bool /*a
         MatMap<T>(vh.data_as<T>() + b * n * n, n, n) = dec.matrixV().adjoint();
       }
     });
-  });
+  }, input(a), output(vectors ? u : Buffer()), output(s), output(vectors ? vh : Buffer()));
 }
 
 }  // namespace ferrite::cpu::linalg
