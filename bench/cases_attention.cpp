@@ -20,7 +20,9 @@ std::string suffix_of(DType dtype) { return dtype == DType::BF16 ? "bf16" : dtyp
 
 // `name`_fwd and (unless forward_only) `name`_bwd of one self-attention problem [b, h, s, d];
 // with `nondeterministic_too` also `name`_nondet_bwd, the backward with
-// AttentionOptions::deterministic = false (cuDNN's atomic dq, as PyTorch's default).
+// AttentionOptions::deterministic = false (cuDNN's atomic dq, as PyTorch's default), and
+// `name`_det_bwd, ferrite's default (deterministic) backward again, whose PyTorch twin runs under
+// torch.use_deterministic_algorithms(True): the like-for-like pair of deterministic backwards.
 void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name, DType dtype,
                  std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, bool causal, bool forward_only,
                  unsigned seed, bool nondeterministic_too = false) {
@@ -41,6 +43,9 @@ void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const s
   const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
   cases.push_back({name + "_nondet_bwd", shape, 0,
                    [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, fast); },
+                   false, attention_flops(b, h, s, s, d, causal, 5)});
+  cases.push_back({name + "_det_bwd", shape, 0,
+                   [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, o); },
                    false, attention_flops(b, h, s, s, d, causal, 5)});
 }
 

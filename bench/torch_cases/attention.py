@@ -20,6 +20,21 @@ TARGETS = {
     for step in ("fwd", "bwd")
 }
 TARGETS["sdpa_decode_bf16_gqa"] = _at_least(1.0)
+# ferrite's default backward is deterministic: against PyTorch asked for a deterministic backward
+# too (the `_det_bwd` twins) it is held to the same bar, at every shape that has the pair.
+TARGETS.update({f"sdpa_{p}_det_bwd": _at_least(1.0)
+                for p in ("bf16", "bf16_causal", "f16", "f16_causal", "bf16_d64", "bf16_d256")})
+
+
+class _deterministic:
+    """torch.use_deterministic_algorithms(True) inside the block, the previous setting after it."""
+
+    def __enter__(self):
+        self.before = torch.are_deterministic_algorithms_enabled()
+        torch.use_deterministic_algorithms(True)
+
+    def __exit__(self, *exc):
+        torch.use_deterministic_algorithms(self.before)
 
 
 def _flops(b, h, sq, sk, d, causal, products):
@@ -45,6 +60,18 @@ def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand, nondeterm
     if nondeterministic_too:
         # Twin of ferrite's deterministic = false backward: PyTorch's default backward (the same call).
         out.append(Case(name + "_nondet_bwd", bwd, flops=_flops(b, h, s, s, d, causal, 5)))
+        # Twin of ferrite's default (deterministic) backward with PyTorch asked for determinism
+        # too: the forward and the backward both run under torch.use_deterministic_algorithms,
+        # so PyTorch picks its backend and algorithm for a deterministic backward.
+        with _deterministic():
+            qd, kd, vd = (t.detach().requires_grad_() for t in (q, k, v))
+            od = F.scaled_dot_product_attention(qd, kd, vd, is_causal=causal)
+
+        def det_bwd(o=od, qg=qd, kg=kd, vg=vd, go=go):
+            with _deterministic():
+                return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
+
+        out.append(Case(name + "_det_bwd", det_bwd, flops=_flops(b, h, s, s, d, causal, 5)))
 
 
 def _projection_views(out, name, b, h, t, d, rand):
