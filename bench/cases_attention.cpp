@@ -49,6 +49,26 @@ void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const s
                    false, attention_flops(b, h, s, s, d, causal, 5)});
 }
 
+// `name`_fwd and `name`_bwd of grouped-query self-attention: q [b, hq, s, d], k/v [b, hkv, s, d].
+// Causal grouped-query backwards run on cuDNN's multi-head graph with k/v repeated per query
+// head (src/cuda/attention/cuda_attention_ops.cpp): this pair times that route.
+void add_grouped_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name,
+                         std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t s, std::int64_t d, bool causal,
+                         unsigned seed) {
+  const std::string shape = "B=" + std::to_string(b) + " Hq=" + std::to_string(hq) + " Hkv=" + std::to_string(hkv) +
+                            " S=" + std::to_string(s) + " D=" + std::to_string(d) + (causal ? " causal" : "");
+  auto q = ctx.random({b, hq, s, d}, DType::BF16, seed), k = ctx.random({b, hkv, s, d}, DType::BF16, seed + 1);
+  auto v = ctx.random({b, hkv, s, d}, DType::BF16, seed + 2), go = ctx.random({b, hq, s, d}, DType::BF16, seed + 3);
+  const nn::AttentionOptions o{.causal = causal};
+  cases.push_back({name + "_fwd", shape, 0, [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, o); }, false,
+                   attention_flops(b, hq, s, s, d, causal, 2)});
+  auto fwd = std::make_shared<nn::AttentionResult>(nn::scaled_dot_product_attention(*q, *k, *v, o));
+  ctx.keep->push_back(fwd);
+  cases.push_back({name + "_bwd", shape, 0,
+                   [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, o); },
+                   false, attention_flops(b, hq, s, s, d, causal, 5)});
+}
+
 // The GPT's attention (examples/gpt/attention.cpp) at gpt2-small's shape, B=16, H=12, T=1024,
 // D=64, BF16 causal: q, k, v permuted views of one [B, T, 3, H, D] projection and grad_out a
 // view of [B, T, H, D] (`name`_views_*, read in place by cuDNN), and the same values made
@@ -90,10 +110,12 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
               false, 41, true);
   add_problem(ctx, cases, "sdpa_bf16_d256", DType::BF16, full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 256, false,
               false, 45, true);
-  // Forward only: at S = 16384 cuDNN's deterministic backward would keep an S x S dP, so the
-  // backward runs on the own kernels (src/cuda/attention/cudnn_sdpa.cpp) and would take seconds.
-  add_problem(ctx, cases, "sdpa_bf16_s16k_causal", DType::BF16, 1, full ? 32 : 2, full ? 16384 : 64, 128, true, true,
+  // At S = 16384 cuDNN's deterministic backward would keep an S x S dP (16 GiB): its graph is
+  // declined (src/cuda/attention/cudnn_sdpa.cpp) and the backward runs on the tiled F32 kernels.
+  add_problem(ctx, cases, "sdpa_bf16_s16k_causal", DType::BF16, 1, full ? 32 : 2, full ? 16384 : 64, 128, true, false,
               49);
+  add_grouped_problem(ctx, cases, "sdpa_bf16_gqa_causal", full ? 4 : 1, full ? 32 : 4, full ? 8 : 1,
+                      full ? 4096 : 64, 128, true, 57);
   add_projection_views(ctx, cases, "sdpa_bf16_gpt2_qkv", full ? 16 : 1, full ? 12 : 2, full ? 1024 : 64, 64, 53);
   // Decoding: one new query against a KV cache, grouped-query heads 32/8.
   const std::int64_t db = full ? 64 : 2, dk = full ? 8192 : 128, d = 128;

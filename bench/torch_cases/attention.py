@@ -74,6 +74,24 @@ def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand, nondeterm
         out.append(Case(name + "_det_bwd", det_bwd, flops=_flops(b, h, s, s, d, causal, 5)))
 
 
+def _grouped(out, name, b, hq, hkv, s, d, causal, rand):
+    # Twin of add_grouped_problem: grouped-query self-attention through enable_gqa.
+    q, k, v, go = rand(b, hq, s, d, dtype=torch.bfloat16), rand(b, hkv, s, d, dtype=torch.bfloat16), \
+        rand(b, hkv, s, d, dtype=torch.bfloat16), rand(b, hq, s, d, dtype=torch.bfloat16)
+    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
+
+    def fwd(q=qg, k=kg, v=vg):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
+
+    out.append(Case(name + "_fwd", fwd, flops=_flops(b, hq, s, s, d, causal, 2)))
+    o = fwd()
+
+    def bwd(o=o, qg=qg, kg=kg, vg=vg, go=go):
+        return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
+
+    out.append(Case(name + "_bwd", bwd, flops=_flops(b, hq, s, s, d, causal, 5)))
+
+
 def _projection_views(out, name, b, h, t, d, rand):
     # Twin of add_projection_views: q, k, v permuted views of one [B, T, 3, H, D] projection,
     # grad_out a view of [B, T, H, D] (_views), and the same values contiguous (_dense).
@@ -114,7 +132,8 @@ def cases(quick):
     _problem(out, "sdpa_bf16_d64", torch.bfloat16, b, h, s, 64, False, False, rand, nondeterministic_too=True)
     _problem(out, "sdpa_bf16_d256", torch.bfloat16, b, h, s, 256, False, False, rand, nondeterministic_too=True)
     _problem(out, "sdpa_bf16_s16k_causal", torch.bfloat16, 1, 32 if full else 2, 16384 if full else 64, 128, True,
-             True, rand)  # forward only, as ferrite's twin
+             False, rand)
+    _grouped(out, "sdpa_bf16_gqa_causal", *((4, 32, 8, 4096) if full else (1, 4, 1, 64)), 128, True, rand)
     _projection_views(out, "sdpa_bf16_gpt2_qkv", *((16, 12, 1024) if full else (1, 2, 64)), 64, rand)
     d = 128
     db, dk = (64, 8192) if full else (2, 128)

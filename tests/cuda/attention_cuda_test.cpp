@@ -102,7 +102,8 @@ TEST_F(CudnnAttentionLarge, BenchmarkShapesHaveGraphs) {
 // The issue's memory bound: B=1, H=16, S=32768, D=128 BF16 forward + backward peaks below 4x
 // the bytes of q, k, v, out and their gradients. cuDNN's deterministic backward would keep
 // an S x S dP (32 GiB) here, so its graph is declined (cudnn_sdpa.cpp: work area at most 16x
-// the operands) and the own backward runs (a few seconds on CUDA cores; causal halves it).
+// the operands) and the backward runs on the tiled F32 kernels, its operands widened to F32
+// (cuda_attention_ops.cpp: 2x the eight operands' bytes in F32 copies).
 TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   const Device gpu = Device::cuda(0);
   const std::int64_t b = 1, h = 16, s = 32768, d = 128;
@@ -163,6 +164,16 @@ TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
       EXPECT_EQ(conformance::compare(g.dv, ref_g.dv, {3e-2, 1e-2}), "") << route << " dv, causal " << causal;
     }
   }
+}
+
+// The causal grouped-query backward is planned as a multi-head problem (Hkv = Hq): besides
+// the grouped forward's graph, one backward graph, and cuDNN takes both.
+TEST_F(CudnnAttention, CausalGroupedBackwardRunsOnRepeatedHeads) {
+  const Qkv x = inputs(2, 8, 2, 200, 200, 128, DType::BF16, Device::cuda(0));
+  forward_and_backward(x, {.causal = true});
+  const sdpa::CacheInfo info = sdpa::cache_info(0);
+  EXPECT_EQ(info.misses, 2);
+  EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
 }
 
 // deterministic = false: cuDNN's own choice of backward (atomic dq, as PyTorch's default) gets

@@ -5,6 +5,11 @@
 //    device (tried once per shape, cached either way);
 //  - the own flash-attention kernels (attention_kernels.cu) for everything else: F32/F64,
 //    Bool and additive masks (fully masked rows), other head dims, shapes cuDNN declines.
+// Two F16/BF16 backwards borrow the other routes through staging copies (attention_staging.cuh):
+// the causal grouped-query backward runs on cuDNN's plain multi-head graph (k/v repeated per
+// query head, dk/dv summed back per group), and a backward that cuDNN does not take but the
+// tiled F32 kernels do (D = Dv in {64, 128}, no mask: long sequences, whose deterministic cuDNN
+// work area is too large) runs on those in F32, its operands widened and gradients rounded once.
 // Forward and backward choose independently: both routes read and write the same out and
 // logsumexp (natural log of the scaled scores), so either backward takes either forward's.
 // Inputs that are views (q/k/v permuted out of one projection) are read in place by cuDNN
@@ -15,6 +20,7 @@
 #include <initializer_list>
 
 #include "cuda/attention/attention_kernels.cuh"
+#include "cuda/attention/attention_staging.cuh"
 #include "cuda/attention/cudnn_sdpa.hpp"
 #include "cuda/cuda_families.hpp"
 #include "cuda/runtime/device_context.hpp"
@@ -44,6 +50,91 @@ bool cudnn_backward_allowed(const AttentionDesc& desc) { return !(desc.causal &&
 void check_dense(const AttentionDesc& desc, const char* op) {
   FERRITE_CHECK(desc.dense(), Unsupported, op, ": cuDNN declined strided inputs it had accepted; the own kernels ",
                 "take dense inputs only");
+}
+
+std::int64_t elements(std::int64_t batch, std::int64_t heads, std::int64_t rows, std::int64_t dim) {
+  return batch * heads * rows * dim;
+}
+
+// The causal grouped-query backward (which cudnn_backward_allowed keeps off cuDNN's grouped
+// graph) on cuDNN's plain multi-head graph: k and v repeated to the query heads, dk and dv of
+// the repeated heads summed back over each group in F32, in ascending head order, and rounded
+// once (so each group member's share is rounded to the dtype before the sum, where the own
+// kernels round the sum only). False, having queued nothing, when cuDNN has no plan for the
+// repeated problem. Dense operands only (views of a grouped problem reach the backend dense:
+// reads_views declines them).
+bool backward_repeating_kv_heads(const AttentionDesc& desc, const attention::Pointers& p, int device,
+                                 cudaStream_t stream) {
+  AttentionDesc wide = desc;
+  wide.heads_kv = desc.heads_q;
+  wide.set_row_major_strides();
+  if (!desc.dense() || !cudnn_sdpa::eligible(wide) || !cudnn_sdpa::plans(wide, true, device, stream)) return false;
+  const std::int64_t group = desc.group(), k_head = desc.seq_k * desc.head_dim, v_head = desc.seq_k * desc.value_dim;
+  const std::size_t unit = 2;  // bytes of an F16/BF16 element
+  const std::size_t k_bytes = unit * static_cast<std::size_t>(elements(desc.batch, desc.heads_q, desc.seq_k, desc.head_dim));
+  const std::size_t v_bytes = unit * static_cast<std::size_t>(elements(desc.batch, desc.heads_q, desc.seq_k, desc.value_dim));
+  shape::Scratch k(device, k_bytes, stream), v(device, v_bytes, stream), dk(device, k_bytes, stream),
+      dv(device, v_bytes, stream);
+  attention::repeat_kv_heads(p.k, k.as<void>(), desc.dtype, desc.batch, desc.heads_kv, group, k_head, stream);
+  attention::repeat_kv_heads(p.v, v.as<void>(), desc.dtype, desc.batch, desc.heads_kv, group, v_head, stream);
+  attention::Pointers repeated = p;
+  repeated.k = k.as<void>();
+  repeated.v = v.as<void>();
+  repeated.dk = dk.as<void>();
+  repeated.dv = dv.as<void>();
+  if (!cudnn_sdpa::backward(wide, repeated, device, stream)) return false;  // planned above: not expected
+  attention::sum_head_groups(dk.as<void>(), p.dk, desc.dtype, desc.batch, desc.heads_kv, group, k_head, stream);
+  attention::sum_head_groups(dv.as<void>(), p.dv, desc.dtype, desc.batch, desc.heads_kv, group, v_head, stream);
+  return true;
+}
+
+// A F16/BF16 backward on the tiled F32 kernels (tensor cores, 3xTF32 by default): q, k, v,
+// out and grad_out widened to F32 (exactly), the F32 backward, dq/dk/dv rounded once to the
+// dtype. The F16/BF16 inputs are exact in F32, so this is the F32 backward of the same values:
+// at least as accurate as the own F16/BF16 kernels, which also compute in F32, and an order of
+// magnitude faster than their CUDA-core loops. The F32 copies take 2x the bytes of the eight
+// operands (at most 24x one operand's bytes with them: within the 4x-of-8 memory bound).
+// False, having queued nothing, when the tiled kernels do not take the problem.
+bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream) {
+  if (desc.dtype != DType::F16 && desc.dtype != DType::BF16) return false;
+  AttentionDesc wide = desc;
+  wide.dtype = DType::F32;
+  // The fit depends on the pointers only through their 16-byte alignment, which the pool's
+  // blocks have: judged here on such a stand-in before anything is allocated.
+  attention::Pointers aligned;
+  aligned.q = aligned.k = aligned.v = aligned.out = aligned.grad_out = aligned.dq = aligned.dk = aligned.dv =
+      aligned.result = reinterpret_cast<void*>(std::uintptr_t{256});
+  if (!attention::tiled_backward_f32_fits(wide, aligned)) return false;
+  const std::int64_t nq = elements(desc.batch, desc.heads_q, desc.seq_q, desc.head_dim),
+                     nk = elements(desc.batch, desc.heads_kv, desc.seq_k, desc.head_dim),
+                     nv = elements(desc.batch, desc.heads_kv, desc.seq_k, desc.value_dim),
+                     no = elements(desc.batch, desc.heads_q, desc.seq_q, desc.value_dim);
+  auto f32 = [&](std::int64_t n) { return static_cast<std::size_t>(n) * sizeof(float); };
+  shape::Scratch q(device, f32(nq), stream), k(device, f32(nk), stream), v(device, f32(nv), stream),
+      out(device, f32(no), stream), grad_out(device, f32(no), stream), dq(device, f32(nq), stream),
+      dk(device, f32(nk), stream), dv(device, f32(nv), stream),
+      delta(device, attention::delta_bytes(wide), stream);
+  attention::widen_to_f32(p.q, desc.dtype, q.as<float>(), nq, stream);
+  attention::widen_to_f32(p.k, desc.dtype, k.as<float>(), nk, stream);
+  attention::widen_to_f32(p.v, desc.dtype, v.as<float>(), nv, stream);
+  attention::widen_to_f32(p.out, desc.dtype, out.as<float>(), no, stream);
+  attention::widen_to_f32(p.grad_out, desc.dtype, grad_out.as<float>(), no, stream);
+  attention::Pointers w;
+  w.q = q.as<void>();
+  w.k = k.as<void>();
+  w.v = v.as<void>();
+  w.out = out.as<void>();
+  w.grad_out = grad_out.as<void>();
+  w.logsumexp = p.logsumexp;
+  w.delta = delta.as<void>();
+  w.dq = dq.as<void>();
+  w.dk = dk.as<void>();
+  w.dv = dv.as<void>();
+  attention::backward(wide, w, stream);
+  attention::narrow_from_f32(dq.as<float>(), desc.dtype, p.dq, nq, stream);
+  attention::narrow_from_f32(dk.as<float>(), desc.dtype, p.dk, nk, stream);
+  attention::narrow_from_f32(dv.as<float>(), desc.dtype, p.dv, nv, stream);
+  return true;
 }
 
 class CudaAttentionOps final : public AttentionOps {
@@ -97,11 +188,12 @@ class CudaAttentionOps final : public AttentionOps {
     p.dq = dq.data();
     p.dk = dk.data();
     p.dv = dv.data();
-    if (cudnn_backward_allowed(desc) && cudnn_sdpa::eligible(desc) &&
-        aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv}) &&
-        cudnn_sdpa::backward(desc, p, device, stream))
+    if (cudnn_sdpa::eligible(desc) && aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv}) &&
+        (cudnn_backward_allowed(desc) ? cudnn_sdpa::backward(desc, p, device, stream)
+                                      : backward_repeating_kv_heads(desc, p, device, stream)))
       return;
     check_dense(desc, "scaled_dot_product_attention_backward");
+    if (backward_in_f32(desc, p, device, stream)) return;
     shape::Scratch delta(device, attention::delta_bytes(desc), stream);
     p.delta = delta.as<void>();
     attention::backward(desc, p, stream);
