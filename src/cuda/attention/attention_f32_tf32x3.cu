@@ -128,16 +128,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   float* vs = smem + L::kV;
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, lq = lane % 4;
-  // Heads along x (the fast index), row tiles along y in reverse: causal, every head's heaviest
-  // tiles start first (as the SIMT kernel).
-  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
-  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kRows;
-  const float* qp = q + bh * s.seq_q * D;
-  const float* kp = k + (b * s.heads_kv + hk) * s.seq_k * D;
-  const float* vp = v + (b * s.heads_kv + hk) * s.seq_k * D;
-  // Top-left causal: row i sees keys j <= i, so the block's last row m0 + kRows - 1 bounds its keys.
-  const int key_end = s.causal ? min(s.seq_k, m0 + kRows) : s.seq_k;
-  const int tiles = (key_end + kKeys - 1) / kKeys;
+  const ForwardBlock block = forward_block<D>(q, k, v, s, kRows);
+  const std::int64_t bh = block.bh;
+  const int m0 = block.m0;
+  const float *qp = block.q, *kp = block.k, *vp = block.v;
+  const int tiles = (block.key_end + kKeys - 1) / kKeys;
   const int row0 = m0 + 16 * warp + g;  // this lane's rows: row0 and row0 + 8
 
   stage<D, kRows, L::kQKStride>(qs, qp, m0, s.seq_q);

@@ -73,18 +73,11 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
   float* ps = smem + L::kP;
   const int lane = static_cast<int>(threadIdx.x) % 32;
   const int tx = lane % 16, ty = (static_cast<int>(threadIdx.x) / 32) * 2 + lane / 16;
-  // (batch, head) pairs run along x, the fast index of the block order, and row tiles along y in
-  // reverse: causal, the last row tiles see the most keys, so every head's heaviest tiles start
-  // first and the light ones fill the gaps (longest first: B=1, H=16, S=2048 causal needs 34
-  // tile-times on 132 SMs instead of 54 with the heads outermost).
-  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
-  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kRows;
-  const float* qp = q + bh * s.seq_q * D;
-  const float* kp = k + (b * s.heads_kv + hk) * s.seq_k * D;
-  const float* vp = v + (b * s.heads_kv + hk) * s.seq_k * D;
-  // Top-left causal: row i sees keys j <= i, so the block's last row m0 + kRows - 1 bounds its keys.
-  const int key_end = s.causal ? min(s.seq_k, m0 + kRows) : s.seq_k;
-  const int tiles = (key_end + kKeys - 1) / kKeys;
+  const ForwardBlock block = forward_block<D>(q, k, v, s, kRows);
+  const std::int64_t bh = block.bh;
+  const int m0 = block.m0;
+  const float *qp = block.q, *kp = block.k, *vp = block.v;
+  const int tiles = (block.key_end + kKeys - 1) / kKeys;
 
   stage_async<D, kRows>(qs, qp, m0, s.seq_q);
   if (tiles > 0) stage_async<D, kKeys>(ks, kp, 0, s.seq_k);
