@@ -166,19 +166,19 @@ TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
   }
 }
 
-// The causal grouped-query backward is planned as a multi-head problem (Hkv = Hq): besides
-// the grouped forward's graph, one backward graph, and cuDNN takes both.
-TEST_F(CudnnAttention, CausalGroupedBackwardRunsOnRepeatedHeads) {
-  const Qkv x = inputs(2, 8, 2, 200, 200, 128, DType::BF16, Device::cuda(0));
-  forward_and_backward(x, {.causal = true});
+// The causal grouped-query backward builds no cuDNN graph (cuDNN 9.14's dv is wrong for this
+// problem, cuda_attention_ops.cpp): the forward's graph is the only one.
+TEST_F(CudnnAttention, CausalGroupedBackwardStaysOffCudnn) {
+  forward_and_backward(inputs(2, 8, 2, 200, 200, 128, DType::BF16, Device::cuda(0)), {.causal = true});
   const sdpa::CacheInfo info = sdpa::cache_info(0);
-  EXPECT_EQ(info.misses, 2);
+  EXPECT_EQ(info.misses, 1);
   EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
 }
 
 // deterministic = false: cuDNN's own choice of backward (atomic dq, as PyTorch's default) gets
-// a graph of its own beside the deterministic one, and its gradients agree with the CPU
-// backend as closely as the deterministic route's do.
+// a graph of its own beside the deterministic one, and the gradients of both agree with the CPU
+// backend. Hq = Hkv = 8 with the shape of the grouped problem whose causal dv cuDNN gets wrong
+// (above): the deterministic route is checked here on it too.
 TEST_F(CudnnAttention, NondeterministicBackwardAgreesWithTheCpuBackend) {
   const Device gpu = Device::cuda(0), cpu = Device::cpu();
   for (const bool causal : {false, true}) {
@@ -190,7 +190,10 @@ TEST_F(CudnnAttention, NondeterministicBackwardAgreesWithTheCpuBackend) {
     const auto ref_g = nn::scaled_dot_product_attention_backward(h.grad_out, h.q, h.k, h.v, ref.out, ref.logsumexp, exact);
     const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, exact);
     const std::int64_t misses = sdpa::cache_info(0).misses;
-    (void)nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, exact);
+    const auto e = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, exact);
+    EXPECT_EQ(conformance::compare(e.dq, ref_g.dq, {3e-2, 1e-2}), "") << "deterministic dq, causal " << causal;
+    EXPECT_EQ(conformance::compare(e.dk, ref_g.dk, {3e-2, 1e-2}), "") << "deterministic dk, causal " << causal;
+    EXPECT_EQ(conformance::compare(e.dv, ref_g.dv, {3e-2, 1e-2}), "") << "deterministic dv, causal " << causal;
     const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
     EXPECT_EQ(sdpa::cache_info(0).misses, misses + 2) << "one backward graph for each setting";
     EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;

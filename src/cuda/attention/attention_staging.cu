@@ -44,32 +44,6 @@ __global__ void narrow_kernel(const float* __restrict__ src, T* __restrict__ dst
     dst[i] = from_float<T>(src[i]);
 }
 
-// Element i of dst [batch, heads_kv * group, per_head] reads src [b, h / group, e].
-template <class T>
-__global__ void repeat_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t heads_kv,
-                              std::int64_t group, std::int64_t per_head, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t e = i % per_head, bh = i / per_head;  // bh = b * heads_kv * group + h
-    const std::int64_t b = bh / (heads_kv * group), h = bh % (heads_kv * group);
-    dst[i] = src[(b * heads_kv + h / group) * per_head + e];
-  }
-}
-
-// Element i of dst [batch, heads_kv, per_head] sums src [b, hk * group + g, e] over g in order.
-template <class T>
-__global__ void sum_groups_kernel(const T* __restrict__ src, T* __restrict__ dst, std::int64_t group,
-                                  std::int64_t per_head, std::int64_t n) {
-  for (std::int64_t i = blockIdx.x * std::int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += std::int64_t(gridDim.x) * blockDim.x) {
-    const std::int64_t e = i % per_head, bhk = i / per_head;  // bhk = b * heads_kv + hk
-    const T* first = src + bhk * group * per_head + e;
-    float sum = 0.0f;
-    for (std::int64_t g = 0; g < group; ++g) sum += to_float(first[g * per_head]);
-    dst[i] = from_float<T>(sum);
-  }
-}
-
 unsigned blocks(std::int64_t n) { return grid_stride_blocks(n, kThreads, std::int64_t(1) << 20); }
 
 // Calls f with a null pointer of the CUDA element type of `dtype` (F16 or BF16).
@@ -99,30 +73,6 @@ void narrow_from_f32(const float* src, DType dtype, void* dst, std::int64_t n, c
   visit_half(dtype, [&](auto* t) {
     using T = std::remove_pointer_t<decltype(t)>;
     narrow_kernel<T><<<blocks(n), kThreads, 0, stream>>>(src, static_cast<T*>(dst), n);
-  });
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
-void repeat_kv_heads(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t heads_kv,
-                     std::int64_t group, std::int64_t per_head, cudaStream_t stream) {
-  const std::int64_t n = batch * heads_kv * group * per_head;
-  if (n <= 0) return;
-  visit_half(dtype, [&](auto* t) {
-    using T = std::remove_pointer_t<decltype(t)>;
-    repeat_kernel<T><<<blocks(n), kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), heads_kv,
-                                                         group, per_head, n);
-  });
-  FERRITE_CUDA_CHECK_LAUNCH();
-}
-
-void sum_head_groups(const void* src, void* dst, DType dtype, std::int64_t batch, std::int64_t heads_kv,
-                     std::int64_t group, std::int64_t per_head, cudaStream_t stream) {
-  const std::int64_t n = batch * heads_kv * per_head;
-  if (n <= 0) return;
-  visit_half(dtype, [&](auto* t) {
-    using T = std::remove_pointer_t<decltype(t)>;
-    sum_groups_kernel<T><<<blocks(n), kThreads, 0, stream>>>(static_cast<const T*>(src), static_cast<T*>(dst), group,
-                                                             per_head, n);
   });
   FERRITE_CUDA_CHECK_LAUNCH();
 }

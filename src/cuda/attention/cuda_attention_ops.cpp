@@ -5,11 +5,10 @@
 //    device (tried once per shape, cached either way);
 //  - the own flash-attention kernels (attention_kernels.cu) for everything else: F32/F64,
 //    Bool and additive masks (fully masked rows), other head dims, shapes cuDNN declines.
-// Two F16/BF16 backwards borrow the other routes through staging copies (attention_staging.cuh):
-// the causal grouped-query backward runs on cuDNN's plain multi-head graph (k/v repeated per
-// query head, dk/dv summed back per group), and a backward that cuDNN does not take but the
-// tiled F32 kernels do (D = Dv in {64, 128}, no mask: long sequences, whose deterministic cuDNN
-// work area is too large) runs on those in F32, its operands widened and gradients rounded once.
+// A F16/BF16 backward that cuDNN does not take but the tiled F32 kernels do (D = Dv in {64, 128},
+// no mask: long sequences, whose deterministic cuDNN work area is too large, and the causal
+// grouped-query backward) runs on those in F32, its operands widened and its gradients rounded
+// once (attention_staging.cuh).
 // Forward and backward choose independently: both routes read and write the same out and
 // logsumexp (natural log of the scaled scores), so either backward takes either forward's.
 // Inputs that are views (q/k/v permuted out of one projection) are read in place by cuDNN
@@ -39,9 +38,12 @@ bool aligned16(std::initializer_list<const void*> pointers) {
   return true;
 }
 
-// Causal grouped-query backward stays on the own kernels: on the H200 run of f9e7727 cuDNN
-// 9.14's dv for B=2, Hq=8, Hkv=2, S=200, D=128 BF16 causal differed from the CPU backend by
-// 18% (key 0 of batch 1) while the own kernels matched (CudnnAttention.BothRoutesAgree...).
+// Causal grouped-query backward stays off cuDNN: on the H200 run of f9e7727 cuDNN 9.14's dv for
+// B=2, Hq=8, Hkv=2, S=200, D=128 BF16 causal differed from the CPU backend by 18% (key 0 of
+// batch 1) while the own kernels matched (CudnnAttention.BothRoutesAgree...). Session 12 ran the
+// same problem on cuDNN's multi-head graph with k/v repeated per query head (Hkv = Hq = 8) and
+// dk/dv summed back per group: dv was off by the same amount at the same element (-0.0898
+// against -0.0762), so the fault is not in cuDNN's grouping; that route was dropped.
 bool cudnn_backward_allowed(const AttentionDesc& desc) { return !(desc.causal && desc.heads_q != desc.heads_kv); }
 
 // The own kernels index dense row-major operands. A view reaches them only if cuDNN declined a
@@ -54,38 +56,6 @@ void check_dense(const AttentionDesc& desc, const char* op) {
 
 std::int64_t elements(std::int64_t batch, std::int64_t heads, std::int64_t rows, std::int64_t dim) {
   return batch * heads * rows * dim;
-}
-
-// The causal grouped-query backward (which cudnn_backward_allowed keeps off cuDNN's grouped
-// graph) on cuDNN's plain multi-head graph: k and v repeated to the query heads, dk and dv of
-// the repeated heads summed back over each group in F32, in ascending head order, and rounded
-// once (so each group member's share is rounded to the dtype before the sum, where the own
-// kernels round the sum only). False, having queued nothing, when cuDNN has no plan for the
-// repeated problem. Dense operands only (views of a grouped problem reach the backend dense:
-// reads_views declines them).
-bool backward_repeating_kv_heads(const AttentionDesc& desc, const attention::Pointers& p, int device,
-                                 cudaStream_t stream) {
-  AttentionDesc wide = desc;
-  wide.heads_kv = desc.heads_q;
-  wide.set_row_major_strides();
-  if (!desc.dense() || !cudnn_sdpa::eligible(wide) || !cudnn_sdpa::plans(wide, true, device, stream)) return false;
-  const std::int64_t group = desc.group(), k_head = desc.seq_k * desc.head_dim, v_head = desc.seq_k * desc.value_dim;
-  const std::size_t unit = 2;  // bytes of an F16/BF16 element
-  const std::size_t k_bytes = unit * static_cast<std::size_t>(elements(desc.batch, desc.heads_q, desc.seq_k, desc.head_dim));
-  const std::size_t v_bytes = unit * static_cast<std::size_t>(elements(desc.batch, desc.heads_q, desc.seq_k, desc.value_dim));
-  shape::Scratch k(device, k_bytes, stream), v(device, v_bytes, stream), dk(device, k_bytes, stream),
-      dv(device, v_bytes, stream);
-  attention::repeat_kv_heads(p.k, k.as<void>(), desc.dtype, desc.batch, desc.heads_kv, group, k_head, stream);
-  attention::repeat_kv_heads(p.v, v.as<void>(), desc.dtype, desc.batch, desc.heads_kv, group, v_head, stream);
-  attention::Pointers repeated = p;
-  repeated.k = k.as<void>();
-  repeated.v = v.as<void>();
-  repeated.dk = dk.as<void>();
-  repeated.dv = dv.as<void>();
-  if (!cudnn_sdpa::backward(wide, repeated, device, stream)) return false;  // planned above: not expected
-  attention::sum_head_groups(dk.as<void>(), p.dk, desc.dtype, desc.batch, desc.heads_kv, group, k_head, stream);
-  attention::sum_head_groups(dv.as<void>(), p.dv, desc.dtype, desc.batch, desc.heads_kv, group, v_head, stream);
-  return true;
 }
 
 // A F16/BF16 backward on the tiled F32 kernels (tensor cores, 3xTF32 by default): q, k, v,
@@ -188,9 +158,9 @@ class CudaAttentionOps final : public AttentionOps {
     p.dq = dq.data();
     p.dk = dk.data();
     p.dv = dv.data();
-    if (cudnn_sdpa::eligible(desc) && aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv}) &&
-        (cudnn_backward_allowed(desc) ? cudnn_sdpa::backward(desc, p, device, stream)
-                                      : backward_repeating_kv_heads(desc, p, device, stream)))
+    if (cudnn_backward_allowed(desc) && cudnn_sdpa::eligible(desc) &&
+        aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv}) &&
+        cudnn_sdpa::backward(desc, p, device, stream))
       return;
     check_dense(desc, "scaled_dot_product_attention_backward");
     if (backward_in_f32(desc, p, device, stream)) return;
