@@ -6,7 +6,9 @@
 // gradients: rtol 2e-4, atol 1e-4, as attention_f32_tiled_test.cpp), on shapes that reach every
 // edge of their tiles (ragged rows and keys, several row and key blocks, causal with Sq > Sk
 // and Sq < Sk, GQA, Sk = 0, Sq = 0 for the backward), with NaN inputs, and bit for bit against
-// themselves on a second run.
+// themselves on a second run. The backward's 1xTF32 mode (Tf32Mode::single, for operands that
+// TF32 holds exactly: F16/BF16 widened to F32) on inputs rounded to BF16 and F16 values, at a
+// tolerance derived from its one rounding of P and dS (Tf32x3Attention.Single*).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -275,8 +277,9 @@ BackwardInputs prepare(const Problem& pr, Tensor q, Tensor k, Tensor v, Tensor g
   return in;
 }
 
-// kernel: 0 the SIMT tiled backward, 1 3xTF32 with rounded splits, 2 with fast splits. The
-// gradients start as NaN, so an element a kernel fails to write shows.
+// kernel: 0 the SIMT tiled backward, else the tensor-core backward in Tf32Mode(kernel): 1 3xTF32
+// with rounded splits, 2 with fast splits, 3 1xTF32. The gradients start as NaN, so an element a
+// kernel fails to write shows.
 Grads run_backward(const BackwardInputs& in, int kernel) {
   const Problem& pr = in.pr;
   const AttentionDesc d = desc_of(pr);
@@ -291,13 +294,13 @@ Grads run_backward(const BackwardInputs& in, int kernel) {
     if (kernel == 0)
       attention::tiled_backward_dq_f32(d, p, stream);
     else
-      attention::tiled_backward_dq_f32_tf32x3(d, p, kernel == 2, stream);
+      attention::tiled_backward_dq_f32_tf32x3(d, p, static_cast<attention::Tf32Mode>(kernel), stream);
   }
   if (pr.sk > 0) {
     if (kernel == 0)
       attention::tiled_backward_dkdv_f32(d, p, stream);
     else
-      attention::tiled_backward_dkdv_f32_tf32x3(d, p, kernel == 2, stream);
+      attention::tiled_backward_dkdv_f32_tf32x3(d, p, static_cast<attention::Tf32Mode>(kernel), stream);
   }
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   return g;
@@ -375,6 +378,105 @@ TEST_F(Tf32x3Attention, BackwardNaNAsTheSimtKernels) {
         EXPECT_TRUE(any_nan) << "the NaN reaches the SIMT gradients, input " << which;
         expect_backward_agrees(in, "NaN in input " + std::to_string(which) + ", D " + std::to_string(d) +
                                        (causal ? " causal" : ""));
+      }
+}
+
+// ---- The backward in 1xTF32 (Tf32Mode::single) ----
+//
+// Its arithmetic against the SIMT backward's plain F32 on the same inputs, which TF32 holds
+// exactly (F32 tensors rounded to BF16 or F16 values, as the half route's widened operands):
+// q.k and dO.v multiply exactly in both, with F32 sums; only the F32 intermediates P and dS are
+// rounded to nearest TF32 before their products (dV = P^T dO, dK = scale dS^T Q, dQ = scale dS
+// K), each by a relative delta with |delta| <= 2^-11. A gradient element e = sum_t t over its
+// product terms t then moves by sum_t delta_t t: at most 2^-11 sum |t|, and, the roundings of
+// different P and dS values being independent (a value's rounding error is spread over its
+// half-ulp, so E delta^2 <= 2^-22 / 3), with a standard deviation <= 2^-11 / sqrt(3) ||t||_2.
+// The terms carry random signs, so ||t||_2 is e's typical size: |e| for most elements, and the
+// tensor's rms for those that cancel to near 0. The tolerance, on top of the 3xTF32 one (2e-4
+// relative, 1e-4 absolute: F32 sums in other orders),
+//   |a - e| <= 2^-8 (|e| + rms(e)),
+// is 8 x 2^-11 = 13.9 standard deviations for any element with ||t||_2 <= |e| + rms(e), and a
+// fault (a lost MMA, a wrong fragment) moves elements by O(|e|), ~2^8 times more.
+conformance::Tolerance single_tolerance(const Tensor& expected) {
+  double sum = 0;
+  std::size_t n = 0;
+  for (const float x : host(expected))
+    if (std::isfinite(x)) sum += static_cast<double>(x) * x, ++n;
+  const double rms = n == 0 ? 0 : std::sqrt(sum / static_cast<double>(n));
+  constexpr double k = 1.0 / 256;  // 2^-8
+  return {2e-4 + k, 1e-4 + k * rms};
+}
+
+// The gradients of 1xTF32 within single_tolerance of the SIMT backward's, NaN where its are, and
+// the same bits on a second run.
+void expect_single_agrees(const BackwardInputs& in, const std::string& what0) {
+  const Grads simt = run_backward(in, 0);
+  const Grads tc = run_backward(in, 3);
+  const std::string what = "1xTF32, " + what0;
+  EXPECT_EQ(conformance::compare(tc.dq, simt.dq, single_tolerance(simt.dq)), "") << "dq, " << what;
+  EXPECT_EQ(conformance::compare(tc.dk, simt.dk, single_tolerance(simt.dk)), "") << "dk, " << what;
+  EXPECT_EQ(conformance::compare(tc.dv, simt.dv, single_tolerance(simt.dv)), "") << "dv, " << what;
+  const Grads again = run_backward(in, 3);
+  EXPECT_EQ(bits(again.dq), bits(tc.dq)) << "dq repeats, " << what;
+  EXPECT_EQ(bits(again.dk), bits(tc.dk)) << "dk repeats, " << what;
+  EXPECT_EQ(bits(again.dv), bits(tc.dv)) << "dv repeats, " << what;
+}
+
+// F32 values that `half` (BF16 or F16) holds, so TF32 holds them too.
+Tensor rounded_to(const Tensor& t, DType half) { return t.to(half).to(DType::F32); }
+
+TEST_F(Tf32x3Attention, SingleBackwardAgreesWithTheSimtKernelsOnHalfValues) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(96, gpu);
+  for (const Problem& pr : {Problem{2, 2, 2, 77, 77, 64, false}, Problem{1, 3, 3, 130, 130, 128, true},
+                            Problem{2, 4, 2, 130, 77, 64, true}, Problem{1, 4, 1, 77, 200, 128, false},
+                            Problem{1, 2, 2, 40, 130, 64, true}, Problem{1, 2, 2, 300, 300, 128, true},
+                            Problem{1, 4, 2, 517, 333, 128, false}, Problem{1, 2, 2, 1000, 1000, 128, true},
+                            Problem{1, 6, 2, 200, 330, 64, true}, Problem{1, 8, 2, 256, 256, 128, true},
+                            Problem{1, 2, 2, 20, 0, 128, false}, Problem{1, 2, 2, 0, 20, 64, false},
+                            Problem{1, 2, 1, 0, 90, 128, true}}) {
+    for (const bool normal : {false, true})
+      for (const DType half : {DType::BF16, DType::F16}) {
+        auto make = [&](Shape s) {
+          Tensor t = empty(std::move(s), DType::F32, gpu);
+          t = normal ? random::normal_(t, 0, 1, &generator) : random::uniform_(t, -1, 1, &generator);
+          return rounded_to(t, half);
+        };
+        Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
+        Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
+        const BackwardInputs in = prepare(pr, std::move(q), std::move(k), std::move(v), std::move(go));
+        expect_single_agrees(in, std::string(dtype_name(half)) + " values, B " + std::to_string(pr.b) + " Hq " +
+                                     std::to_string(pr.hq) + " Hkv " + std::to_string(pr.hkv) + " Sq " +
+                                     std::to_string(pr.sq) + " Sk " + std::to_string(pr.sk) + " D " +
+                                     std::to_string(pr.d) + (pr.causal ? " causal" : "") +
+                                     (normal ? " randn" : " uniform"));
+      }
+  }
+}
+
+// As BackwardNaNAsTheSimtKernels, in 1xTF32 on BF16 values: a NaN reaches the MMAs as its F32
+// bits (a quiet NaN keeps mantissa bits among TF32's 10), and a NaN P or dS survives its
+// rounding (cvt.rn.tf32.f32), so the NaN gradients are the SIMT backward's.
+TEST_F(Tf32x3Attention, SingleBackwardNaNAsTheSimtKernels) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(97, gpu);
+  const std::int64_t sq = 130, sk = 70;
+  for (const std::int64_t d : {64, 128})
+    for (const bool causal : {false, true})
+      for (int which = 0; which < 4; ++which) {  // the NaN in q, k, v, grad_out
+        const Problem pr{1, 4, 2, sq, sk, d, causal};
+        auto values = [&](Shape s) { return host(rounded_to(random::randn(s, DType::F32, gpu, &generator), DType::BF16)); };
+        std::vector<float> qh = values({1, 4, sq, d}), kh = values({1, 2, sk, d});
+        std::vector<float> vh = values({1, 2, sk, d}), gh = values({1, 4, sq, d});
+        if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100
+        if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;   // kv head 1, key 69
+        if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;   // kv head 0, key 10
+        if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;  // head 3, query 129
+        const BackwardInputs in =
+            prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
+                    from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+        expect_single_agrees(in, "NaN in input " + std::to_string(which) + ", D " + std::to_string(d) +
+                                     (causal ? " causal" : ""));
       }
 }
 

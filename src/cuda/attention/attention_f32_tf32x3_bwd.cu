@@ -13,6 +13,18 @@
 // rows, and into accumulators of their own, added at the end (mma3_apart), in the score
 // products over the head dims.
 //
+// A third mode, 1xTF32 (Tf32Mode::single; not yet run on a GPU), for operands TF32 holds
+// exactly: the F16/BF16 backward's widened q, k, v and dO (cuda_attention_ops.cpp,
+// backward_in_f32; F16 has 11 significant bits, BF16 8, TF32 11). Every product is one MMA of
+// big parts only, with no split and no cross terms: q, k, v and dO go to the tensor cores as
+// their F32 bits (no instruction: their low 13 bits are zero), so S = Q K^T and dP = dO V^T are
+// exact products summed in F32; the F32 intermediates P and dS, the A operands of dV = P^T dO,
+// dK = dS^T Q and dQ = dS K, are rounded to nearest TF32 (cvt.rn.tf32.f32, one instruction on
+// sm_90; 2^-11 relative, against the 2^-8 of cuDNN's and FlashAttention's BF16 P and dS). One
+// MMA a product instead of three and no splits (score1 and second1 below); semantics, layout,
+// pipeline and the fixed MMA order (repeatable bits) are the 3xTF32 kernels'. Not for general
+// F32 operands: the tensor cores would truncate them to TF32.
+//
 // Both kernels run two products per (own tile, streamed tile) pair with m16n8k8 MMAs: a score
 // product C = A_own B_streamed^T over the head dims, then C, turned into P or dS in registers,
 // as the A fragment of C x (streamed rows x head dims). The streamed tile is read for both
@@ -38,13 +50,17 @@
 // dK += dS^T Q. So each warp holds 32 score (and, while they run, 32 cross-term) and D/2
 // output accumulators a lane, and the two halves run the same code on different operands.
 //
-// Budget (sm_90, ptxas -v of this file, CUDA 13.0; split 1 / split 2), all with
+// Budget (sm_90, ptxas -v of this file, CUDA 13.0.88; split 1 / split 2 / 1xTF32), all with
 // __launch_bounds__(256, 1), one block (8 warps) per SM, no spills, no stack:
-//   dq   D = 128: 250 / 245 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136 floats);
-//        D = 64:  191 / 190 registers, shared 114688 B;
-//   dkdv D = 128: 225 / 226 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136, P^T
-//                 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
-//        D = 64:  186 / 188 registers, shared 132096 B.
+//   dq   D = 128: 250 / 252 / 225 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136
+//                 floats);
+//        D = 64:  196 / 196 / 176 registers, shared 114688 B;
+//   dkdv D = 128: 225 / 229 / 194 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136,
+//                 P^T 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
+//        D = 64:  186 / 188 / 148 registers, shared 132096 B.
+// SASS instructions (static, the cubin's .text): dq D = 128 4030 / 2826 / 1860, dkdv D = 128
+// 6014 / 4175 / 2654. Adding 1xTF32 left the 3xTF32 kernels' machine code byte for byte as it
+// was (every .text section of the cubin compared).
 // (With the cross terms in the score accumulators, as the forward's mma3: 229 / 227, 172 / 174,
 // 202 / 203, 166 / 169; an A/B for the GPU if dq at D = 128 proves register-starved.)
 // Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
@@ -63,10 +79,26 @@
 // reads one item ahead (36.1, no gain over branch-free) and the score's cross terms summed in its
 // accumulators (32 registers fewer; 32.8 alone, 36.4 with both, at 48% instead of 28% of the
 // F32 tolerance in the host emulation: not worth the accuracy).
+// 1xTF32 (D = 128, per warp and 64 x 64 tile pair): dq 192 MMAs (64 each for S, dP and dQ), 16
+// cvt; dk/dv 256 (128 score, 128 dV or dK), 32 cvt (role 1; role 0 runs the same code). The
+// 3xTF32 fast split issued ~2400 (dq) / ~3000 (dk/dv) instructions a tile pair; 1xTF32, by its
+// static SASS, ~900 / ~1200: its MMAs, the shared-memory reads, P and dS, and register moves
+// that assemble MMA fragments from two float4 reads (A of the score products, B of the second
+// products; ~1-2 a MMA, where the splits' ALU results landed in place). Bound by latency as the
+// 3xTF32 kernels were (4.2 cycles between a warp's instructions, two warps a scheduler), that
+// is ~2.5x fewer cycles a tile pair, with the tensor pipe (~4 clocks a MMA: ~1500 (dq) / ~2000
+// (dk/dv) clocks for the two warps of a sub-partition) the next bound: expected ~2-2.5x the
+// 3xTF32 backward's rate on the half route, 38 -> ~75-95 TFLOP/s at B=1, H=32, S=16384, D=128
+// BF16 causal (PyTorch 532). Not yet run on a GPU. Next, if the moves show: own rows staged
+// interleaved (rows g and g + 8 side by side), so the score's A fragments load in place.
 //
 // To verify on the GPU (build-gpu: the CUDA build; each command on one line):
 //   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3Attention*'   (calls these kernels
-//       directly, both splits, against the SIMT tiled backward: no variable needed)
+//       directly, both splits and 1xTF32 on BF16/F16 values, against the SIMT tiled backward:
+//       no variable needed)
+//   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention*'
+//       (the F16/BF16 cases cuDNN does not take run 1xTF32; FERRITE_ATTENTION_HALF_VIA_F32=3x
+//       sends them through 3xTF32 again)
 //   FERRITE_ATTENTION_F32_TF32X3=1 (and =2) build-gpu/tests/ferrite_conformance --backend=cuda
 //       --gtest_filter='*scaled_dot_product_attention*F32*'
 //   FERRITE_ATTENTION_F32_TF32X3=2 python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_f32*'
@@ -142,13 +174,88 @@ __device__ __forceinline__ void mma3_apart(float (&c)[4], float (&x)[4], const S
   mma(c, a[0].big, a[1].big, a[2].big, a[3].big, b[0].big, b[1].big);
 }
 
+// ---- 1xTF32 (Tf32Mode::single) ----
+// One MMA a product, for operands that TF32 holds exactly: q, k, v and grad_out widened from
+// F16/BF16 (F16's 11 significant bits and BF16's 8 fit TF32's 11; F16's subnormals are normal
+// in F32's and TF32's range). They go to the tensor cores as their F32 bits, with no
+// instruction at all: the tensor cores read the upper 19 bits of a TF32 operand register, whose
+// lower 13 are zero for such values, so the products are exact and only the F32 accumulation
+// rounds (other F32 values would be truncated to TF32: the mode's precondition, see
+// attention_kernels.cuh). Their infinities and NaNs (a widened NaN keeps a mantissa bit among
+// the upper 10) reach the MMAs as they are.
+__device__ __forceinline__ unsigned exact_tf32(float x) { return __float_as_uint(x); }
+
+// The F32 intermediates P and dS (the second products' A operands), rounded to nearest TF32
+// (ties to even; relative error <= 2^-11): cvt.rn.tf32.f32 (PTX 7.8, sm_90) is one SASS
+// instruction on sm_90 (against ~4 for cvt.rna and 3 for split<true>'s big part; counted in the
+// cubin of a one-line kernel), keeps infinities and NaNs, and a value past the largest finite
+// TF32 becomes inf, as F32's own rounding would. Truncation instead (the bits as they are, no
+// instruction) would bias P, all positive, by up to -2^-10 in every dV = P^T dO sum.
+__device__ __forceinline__ unsigned round_tf32(float x) {
+  unsigned r;
+  asm("cvt.rn.tf32.f32 %0, %1;\n" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// score() in 1xTF32: c[p][j] += A_p B_p^T, one MMA a k-step, no split and no cross terms, so
+// no accumulators of its own either. The same reads and loop as score() below.
+template <int D, int NT, int kPairs, int kA, int kB>
+__device__ __forceinline__ void score1(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
+                                       const float* const (&b)[kPairs]) {
+#pragma unroll(D <= 64 ? 4 : 2)
+  for (int ch = 0; ch < D; ch += 16) {
+    unsigned a0[kPairs][4], a1[kPairs][4];
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p) {
+      const float4 x0 = *reinterpret_cast<const float4*>(a[p] + ch);
+      const float4 x1 = *reinterpret_cast<const float4*>(a[p] + 8 * kA + ch);
+      a0[p][0] = exact_tf32(x0.x), a0[p][1] = exact_tf32(x1.x), a0[p][2] = exact_tf32(x0.y), a0[p][3] = exact_tf32(x1.y);
+      a1[p][0] = exact_tf32(x0.z), a1[p][1] = exact_tf32(x1.z), a1[p][2] = exact_tf32(x0.w), a1[p][3] = exact_tf32(x1.w);
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int p = 0; p < kPairs; ++p) {
+        const float4 y = *reinterpret_cast<const float4*>(b[p] + 8 * j * kB + ch);
+        mma(c[p][j], a0[p][0], a0[p][1], a0[p][2], a0[p][3], exact_tf32(y.x), exact_tf32(y.y));
+        mma(c[p][j], a1[p][0], a1[p][1], a1[p][2], a1[p][3], exact_tf32(y.z), exact_tf32(y.w));
+      }
+  }
+}
+
+// second() in 1xTF32: acc += C B with C (P or dS) rounded to TF32, B (K, Q or dO) exact.
+template <int D, int NT, int kB>
+__device__ __forceinline__ void second1(float (&acc)[D / 8][4], const float (&c)[NT][4], const float* b0,
+                                        const float* b1) {
+#pragma unroll
+  for (int j = 0; j < NT; ++j) {
+    const unsigned a[4] = {round_tf32(c[j][p_from_s(0)]), round_tf32(c[j][p_from_s(1)]),
+                           round_tf32(c[j][p_from_s(2)]), round_tf32(c[j][p_from_s(3)])};
+#pragma unroll
+    for (int cc = 0; cc < D / 32; ++cc) {
+      const float4 v0 = *reinterpret_cast<const float4*>(b0 + 8 * j * kB + 32 * cc);
+      const float4 v1 = *reinterpret_cast<const float4*>(b1 + 8 * j * kB + 32 * cc);
+      const float e0[4] = {v0.x, v0.y, v0.z, v0.w}, e1[4] = {v1.x, v1.y, v1.z, v1.w};
+#pragma unroll
+      for (int e = 0; e < 4; ++e) mma(acc[4 * cc + e], a[0], a[1], a[2], a[3], exact_tf32(e0[e]), exact_tf32(e1[e]));
+    }
+  }
+}
+
+// ---- 3xTF32 (Tf32Mode::rounded, fast) and the dispatch to 1xTF32 ----
+
 // c[p][j] += A_p B_p^T for kPairs products at once (more independent accumulator chains):
 // A_p's 16 own rows at a[p] (this lane's row g, dim 4q; row g + 8 at + 8 kA), B_p's n-tile j
 // at b[p] + 8 j kB (this lane's streamed row bwd_perm(g), dim 4q), over D head dims in chunks of
 // 16 = two k-steps (qk_dim).
-template <int D, int NT, int kPairs, int kA, int kB, bool kFast>
+template <int D, int NT, int kPairs, int kA, int kB, Tf32Mode kMode>
 __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
                                       const float* const (&b)[kPairs]) {
+  if constexpr (kMode == Tf32Mode::single) {
+    score1<D, NT, kPairs, kA, kB>(c, a, b);
+    return;
+  }
+  constexpr bool kFast = kMode == Tf32Mode::fast;
   float x[kPairs][NT][4];  // the small cross terms, apart from c's big x big
 #pragma unroll
   for (int p = 0; p < kPairs; ++p)
@@ -197,9 +304,14 @@ __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* co
 // the dk/dv kernel's role 1, and P^T only in role 0, whose warps run this same code (a copy of
 // the inlined product for them would save 32 of their ~2400 split instructions a tile pair at
 // D = 128, split 2), and whose P = exp(scale s - lse) stays <= ~1 only while lse is the forward's.
-template <int D, int NT, int kB, bool kFast>
+template <int D, int NT, int kB, Tf32Mode kMode>
 __device__ __forceinline__ void second(float (&acc)[D / 8][4], const float (&c)[NT][4], const float* b0,
                                        const float* b1) {
+  if constexpr (kMode == Tf32Mode::single) {
+    second1<D, NT, kB>(acc, c, b0, b1);
+    return;
+  }
+  constexpr bool kFast = kMode == Tf32Mode::fast;
 #pragma unroll
   for (int j = 0; j < NT; ++j) {
     const Split a[4] = {split<kFast>(c[j][p_from_s(0)]), split<kFast>(c[j][p_from_s(1)]),
@@ -283,7 +395,7 @@ struct DkvLayout {
 static_assert(DkvLayout<64>::kBytes == 132096 && DkvLayout<128>::kBytes == 230400);
 static_assert(DkvLayout<128>::kBytes <= 232448);  // sm_90's opt-in limit per block (227 KiB)
 
-template <int D, bool kFast>
+template <int D, Tf32Mode kMode>
 __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, TiledShape s) {
   using L = DqLayout<D>;
   using St = Strides<D>;
@@ -353,7 +465,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
 #pragma unroll
         for (int i = 0; i < 4; ++i) sd[x][j][i] = 0.f;
     const float* const stream[2] = {ks + b_score, vs + b_score};
-    score<D, kHalf, 2, St::kOwn, St::kStream, kFast>(sd, own, stream);
+    score<D, kHalf, 2, St::kOwn, St::kStream, kMode>(sd, own, stream);
 
     // dS = P (dP - delta) into sd[0]; hidden scores 0.
     const int kbase = t * kTile + 32 * kh;
@@ -367,7 +479,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
         const float prob = expf_unconditional(sd[0][j][i] * s.scale - lse[hr]);  // branch-free: see its comment
         sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
       }
-    second<D, kHalf, St::kStream, kFast>(acc, sd[0], ks + b_pv0, ks + b_pv1);
+    second<D, kHalf, St::kStream, kMode>(acc, sd[0], ks + b_pv0, ks + b_pv1);
   }
   wait_groups<0>();  // nothing may stay in flight (tiles = 0: Q's and dO's group)
   __syncthreads();   // everyone is done with the K tiles: they take the second half's dQ
@@ -392,7 +504,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
   }
 }
 
-template <int D, bool kFast>
+template <int D, Tf32Mode kMode>
 __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, TiledShape s) {
   using L = DkvLayout<D>;
   using St = Strides<D>;
@@ -475,7 +587,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
 #pragma unroll
       for (int i = 0; i < 4; ++i) sc[0][j][i] = 0.f;
     const float* const stream[1] = {(role == 0 ? qt : gt) + b_score};
-    score<D, kNT, 1, St::kOwn, St::kStream, kFast>(sc, own, stream);
+    score<D, kNT, 1, St::kOwn, St::kStream, kMode>(sc, own, stream);
 
     auto visible = [&](int j, int i) {
       const int r = 8 * j + ((i & 1) ? sr1 : sr0), row = i0 + r, key = key0 + 8 * (i >> 1);
@@ -508,7 +620,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
     }
     // Role 0: dV += P^T dO; role 1: dK += dS^T Q.
     const float* bt = role == 0 ? gt : qt;
-    second<D, kNT, St::kStream, kFast>(acc, sc[0], bt + b_pv0, bt + b_pv1);
+    second<D, kNT, St::kStream, kMode>(acc, sc[0], bt + b_pv0, bt + b_pv1);
   }
   wait_groups<0>();  // nothing may stay in flight when the block exits (tiles = 0: K and V)
 
@@ -528,32 +640,48 @@ bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& d, const Pointers& p) {
 
 namespace {
 
+// for_head_dim_and_split (attention_tf32x3.cuh) with the mode for the split: calls
+// f.template operator()<D, kMode>() with D = 64 or 128; the one place where the backward's
+// runtime choices become its kernels' template arguments.
+template <class F>
+void for_head_dim_and_mode(std::int64_t head_dim, Tf32Mode mode, F&& f) {
+  auto with_mode = [&]<int D>() {
+    switch (mode) {
+      case Tf32Mode::rounded: return f.template operator()<D, Tf32Mode::rounded>();
+      case Tf32Mode::fast: return f.template operator()<D, Tf32Mode::fast>();
+      case Tf32Mode::single: return f.template operator()<D, Tf32Mode::single>();
+    }
+    FERRITE_THROW(InvalidArgument, "scaled_dot_product_attention_backward: Tf32Mode ", static_cast<int>(mode));
+  };
+  head_dim == 64 ? with_mode.template operator()<64>() : with_mode.template operator()<128>();
+}
+
 // One side of the backward: kDq, the dq kernel (a block per 64 query rows of a query head);
 // else the dk/dv kernel (a block per 64 keys of a key/value head).
 template <bool kDq>
-void launch_side(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
+void launch_side(const AttentionDesc& d, const Pointers& p, Tf32Mode mode, cudaStream_t stream) {
   const std::int64_t heads = kDq ? d.heads_q : d.heads_kv, rows = kDq ? d.seq_q : d.seq_k;
   FERRITE_CHECK(tiled_backward_f32_tf32x3_fits(d, p) && d.batch * heads * rows > 0, Unsupported,
                 "scaled_dot_product_attention_backward: the 3xTF32 F32 ", kDq ? "dq" : "dk/dv",
                 " was given a problem it does not take");
   const dim3 grid(static_cast<unsigned>(d.batch * heads), static_cast<unsigned>(row_tiles(rows, kTile)));
   const TiledShape s = tiled_shape_of(d);
-  for_head_dim_and_split(d.head_dim, fast_split, [&]<int D, bool kFast>() {
+  for_head_dim_and_mode(d.head_dim, mode, [&]<int D, Tf32Mode kMode>() {
     if constexpr (kDq)
-      launch_with_smem(tf32x3_dq_kernel<D, kFast>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s);
+      launch_with_smem(tf32x3_dq_kernel<D, kMode>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s);
     else
-      launch_with_smem(tf32x3_dkdv_kernel<D, kFast>, grid, kThreads, DkvLayout<D>::kBytes, stream, p, s);
+      launch_with_smem(tf32x3_dkdv_kernel<D, kMode>, grid, kThreads, DkvLayout<D>::kBytes, stream, p, s);
   });
 }
 
 }  // namespace
 
-void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
-  launch_side<true>(d, p, fast_split, stream);
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& d, const Pointers& p, Tf32Mode mode, cudaStream_t stream) {
+  launch_side<true>(d, p, mode, stream);
 }
 
-void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, bool fast_split, cudaStream_t stream) {
-  launch_side<false>(d, p, fast_split, stream);
+void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& d, const Pointers& p, Tf32Mode mode, cudaStream_t stream) {
+  launch_side<false>(d, p, mode, stream);
 }
 
 }  // namespace ferrite::cuda::attention

@@ -382,6 +382,7 @@ void check_grid(const AttentionDesc& d, std::int64_t y) {
 // same with the cvt-rounded split (slower, the same tolerance); 0, on the CUDA cores in plain
 // F32 FMAs (attention_f32_tiled*.cu). All three pass the same conformance tolerances; on the
 // H200 (B=1, H=16, S=2048, D=128) the forward ran at 55.9 (2), 40.1 (1) and 37.7 (0) TFLOP/s.
+// A backward whose caller vouches for TF32-exact operands (single_tf32) takes 1xTF32 instead.
 int tf32x3_mode() {
   static const int mode = [] {
     const char* v = std::getenv("FERRITE_ATTENTION_F32_TF32X3");
@@ -425,7 +426,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   });
 }
 
-void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
+void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream, bool single_tf32) {
   const Shape s = shape_of(d);
   check_grid(d, d.batch * d.heads_q);
   visit(d.dtype, [&](auto* t, auto* a) {
@@ -441,10 +442,13 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
       FERRITE_CUDA_CHECK_LAUNCH();
     }
     if (tiled) {
-      const int mode = tf32x3_mode();
+      // Operands exact in TF32 (widened F16/BF16) take 1xTF32 whatever the variable says: it
+      // chooses how F32 operands are multiplied, and 3xTF32 adds nothing for these but time.
+      const int mode = single_tf32 ? static_cast<int>(Tf32Mode::single) : tf32x3_mode();
       if (mode != 0 && tiled_backward_f32_tf32x3_fits(d, p)) {
-        if (rows > 0) tiled_backward_dq_f32_tf32x3(d, p, mode == 2, stream);
-        if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32_tf32x3(d, p, mode == 2, stream);
+        if (rows > 0) tiled_backward_dq_f32_tf32x3(d, p, static_cast<Tf32Mode>(mode), stream);
+        if (d.batch * d.heads_kv * d.seq_k > 0)
+          tiled_backward_dkdv_f32_tf32x3(d, p, static_cast<Tf32Mode>(mode), stream);
       } else {
         if (rows > 0) tiled_backward_dq_f32(d, p, stream);
         if (d.batch * d.heads_kv * d.seq_k > 0) tiled_backward_dkdv_f32(d, p, stream);

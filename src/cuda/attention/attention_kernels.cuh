@@ -28,7 +28,11 @@ struct Pointers {
 /// Bytes of the backward's per-row scratch (`delta`).
 std::size_t delta_bytes(const AttentionDesc& desc);
 void forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
-void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+/// single_tf32: the caller vouches that q, k, v and grad_out are F32 values that TF32 holds
+/// exactly (widened from F16/BF16: attention_staging.cuh); where the tensor-core backward takes
+/// the problem it then multiplies in 1xTF32 (Tf32Mode::single), whatever
+/// FERRITE_ATTENTION_F32_TF32X3 says. Otherwise (the default) that variable chooses, as for F32.
+void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream, bool single_tf32 = false);
 
 /// The register-blocked F32 forward (attention_f32_tiled.cu): 128 query rows per block. It takes
 /// F32 without an explicit mask (causal or not), D = Dv in {64, 128}, dense inputs whose q, k,
@@ -47,13 +51,21 @@ void tiled_forward_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool
 bool tiled_backward_f32_fits(const AttentionDesc& desc, const Pointers& p);
 void tiled_backward_dq_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 void tiled_backward_dkdv_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
-/// The same backward with its products on the tensor cores in 3xTF32 (attention_f32_tf32x3_bwd.cu):
-/// takes what the tiled backward takes while the row and key tile counts fit grid y (<= 65535);
-/// backward() picks it unless FERRITE_ATTENTION_F32_TF32X3 is 0: fast_split (the default) or
-/// rounded splits (1). Same preconditions on Sq and Sk per side.
+/// How the tensor-core backward (attention_f32_tf32x3_bwd.cu) multiplies. rounded and fast:
+/// 3xTF32 with the cvt-rounded or the cheap split (FERRITE_ATTENTION_F32_TF32X3=1 and 2), to
+/// F32's accuracy for any F32 operands. single: 1xTF32, one MMA a product: q, k, v and grad_out
+/// go to the tensor cores as they are (exact only for values TF32 holds, such as F16/BF16
+/// widened to F32; the tensor cores truncate others to TF32), the F32 intermediates P and dS are
+/// rounded to nearest TF32 (2^-11 relative). rounded and fast carry the variable's numbers.
+enum class Tf32Mode : int { rounded = 1, fast = 2, single = 3 };
+/// The same backward with its products on the tensor cores (attention_f32_tf32x3_bwd.cu): takes
+/// what the tiled backward takes while the row and key tile counts fit grid y (<= 65535).
+/// backward() picks it with Tf32Mode::single when its caller passes single_tf32, else with fast
+/// (FERRITE_ATTENTION_F32_TF32X3 unset or 2) or rounded (1); 0 keeps F32 on the SIMT backward.
+/// Same preconditions on Sq and Sk per side.
 bool tiled_backward_f32_tf32x3_fits(const AttentionDesc& desc, const Pointers& p);
-void tiled_backward_dq_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split, cudaStream_t stream);
-void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool fast_split,
+void tiled_backward_dq_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, Tf32Mode mode, cudaStream_t stream);
+void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, Tf32Mode mode,
                                     cudaStream_t stream);
 
 }  // namespace ferrite::cuda::attention

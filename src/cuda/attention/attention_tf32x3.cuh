@@ -101,8 +101,9 @@ __device__ __forceinline__ void mma(float (&c)[4], unsigned a0, unsigned a1, uns
 
 // Calls f.template operator()<D, kFast>() with the problem's head dim D (64 or 128: what the
 // kernels' fits predicates admit) and the split (kFast: FERRITE_ATTENTION_F32_TF32X3=2): the one
-// place where the runtime choices become the kernels' template arguments, for the forward and
-// both backward kernels.
+// place where the forward's runtime choices become its kernel's template arguments (the
+// backward's, which have a third mode, 1xTF32: for_head_dim_and_mode in
+// attention_f32_tf32x3_bwd.cu).
 template <class F>
 void for_head_dim_and_split(std::int64_t head_dim, bool fast_split, F&& f) {
   if (head_dim == 64)

@@ -7,8 +7,8 @@
 //    Bool and additive masks (fully masked rows), other head dims, shapes cuDNN declines.
 // A F16/BF16 backward that cuDNN does not take but the tiled F32 kernels do (D = Dv in {64, 128},
 // no mask: long sequences, whose deterministic cuDNN work area is too large, and the causal
-// grouped-query backward) runs on those in F32, its operands widened and its gradients rounded
-// once (attention_staging.cuh).
+// grouped-query backward) runs on those, its operands widened to F32 and its gradients rounded
+// once (attention_staging.cuh), multiplied in 1xTF32 (backward_in_f32).
 // Forward and backward choose independently: both routes read and write the same out and
 // logsumexp (natural log of the scaled scores), so either backward takes either forward's.
 // Inputs that are views (q/k/v permuted out of one projection) are read in place by cuDNN
@@ -16,6 +16,8 @@
 // the own kernels always get dense inputs (the front end copies them).
 // The own backward's per-row scratch and cuDNN's work area come from the device pool.
 #include <cstdint>
+#include <cstdlib>
+#include <cstring>
 #include <initializer_list>
 
 #include "cuda/attention/attention_kernels.cuh"
@@ -58,13 +60,34 @@ std::int64_t elements(std::int64_t batch, std::int64_t heads, std::int64_t rows,
   return batch * heads * rows * dim;
 }
 
-// A F16/BF16 backward on the tiled F32 kernels (tensor cores, 3xTF32 by default): q, k, v,
-// out and grad_out widened to F32 (exactly), the F32 backward, dq/dk/dv rounded once to the
-// dtype. The F16/BF16 inputs are exact in F32, so this is the F32 backward of the same values:
-// at least as accurate as the own F16/BF16 kernels, which also compute in F32, and an order of
-// magnitude faster than their CUDA-core loops. The F32 copies take 2x the bytes of the eight
-// operands (at most 24x one operand's bytes with them: within the issue's 4x-of-8 memory bound).
-// False, having queued nothing, when the tiled kernels do not take the problem.
+// How backward_in_f32 multiplies, read once from FERRITE_ATTENTION_HALF_VIA_F32: unset or "1x"
+// (the default), 1xTF32 (Tf32Mode::single); "3x", as an F32 backward (FERRITE_ATTENTION_F32_TF32X3
+// then chooses, 3xTF32 by default): the A/B of the two, and the way back should 1xTF32 fail a
+// problem. Anything else is an error rather than a silent default.
+bool half_via_single_tf32() {
+  static const bool single = [] {
+    const char* v = std::getenv("FERRITE_ATTENTION_HALF_VIA_F32");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "1x") == 0) return true;
+    FERRITE_CHECK(std::strcmp(v, "3x") == 0, InvalidArgument, "FERRITE_ATTENTION_HALF_VIA_F32 is \"", v,
+                  "\": expected 1x or 3x");
+    return false;
+  }();
+  return single;
+}
+
+// A F16/BF16 backward on the tiled F32 kernels (tensor cores): q, k, v, out and grad_out
+// widened to F32 (exactly), the F32 backward, dq/dk/dv rounded once to the dtype. The widened
+// values are exact in TF32 too (F16's 11 and BF16's 8 significant bits within TF32's 11), so by
+// default the tensor cores multiply them in 1xTF32 (attention_f32_tf32x3_bwd.cu): the products
+// q.k and dO.v are exact with F32 sums, and only the F32 intermediates P and dS are rounded, to
+// TF32 (2^-11 relative), where cuDNN and FlashAttention round them to the input dtype (F16:
+// 2^-11 as well, BF16: 2^-8); the gradients' own final rounding to F16/BF16 is as large or
+// larger. 3xTF32 (FERRITE_ATTENTION_HALF_VIA_F32=3x) is the F32 backward of the same values, as
+// accurate as the own F16/BF16 kernels' F32 loops on the CUDA cores, at three times 1xTF32's
+// MMAs. Both are an order of magnitude faster than those loops. The F32 copies take 2x the
+// bytes of the eight operands (at most 24x one operand's bytes with them: within the issue's
+// 4x-of-8 memory bound). False, having queued nothing, when the tiled kernels do not take the
+// problem.
 bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream) {
   if (desc.dtype != DType::F16 && desc.dtype != DType::BF16) return false;
   AttentionDesc wide = desc;
@@ -100,7 +123,7 @@ bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, in
   w.dq = dq.as<void>();
   w.dk = dk.as<void>();
   w.dv = dv.as<void>();
-  attention::backward(wide, w, stream);
+  attention::backward(wide, w, stream, half_via_single_tf32());
   attention::narrow_from_f32(dq.as<float>(), desc.dtype, p.dq, nq, stream);
   attention::narrow_from_f32(dk.as<float>(), desc.dtype, p.dk, nk, stream);
   attention::narrow_from_f32(dv.as<float>(), desc.dtype, p.dv, nv, stream);
