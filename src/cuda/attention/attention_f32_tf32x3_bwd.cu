@@ -21,9 +21,10 @@
 // exact products summed in F32; the F32 intermediates P and dS, the A operands of dV = P^T dO,
 // dK = dS^T Q and dQ = dS K, are rounded to nearest TF32 (cvt.rn.tf32.f32, one instruction on
 // sm_90; 2^-11 relative, against the 2^-8 of cuDNN's and FlashAttention's BF16 P and dS). One
-// MMA a product instead of three and no splits (score1 and second1 below); semantics, layout,
-// pipeline and the fixed MMA order (repeatable bits) are the 3xTF32 kernels'. Not for general
-// F32 operands: the tensor cores would truncate them to TF32.
+// MMA a product instead of three and no splits (score1 and second1 below); semantics, pipeline,
+// the streamed tiles' layout and the fixed MMA order (repeatable bits) are the 3xTF32 kernels';
+// the own rows are staged as row pairs (OwnPairs), so that the score's A fragments load in
+// place. Not for general F32 operands: the tensor cores would truncate them to TF32.
 //
 // Both kernels run two products per (own tile, streamed tile) pair with m16n8k8 MMAs: a score
 // product C = A_own B_streamed^T over the head dims, then C, turned into P or dS in registers,
@@ -52,15 +53,16 @@
 //
 // Budget (sm_90, ptxas -v of this file, CUDA 13.0.88; split 1 / split 2 / 1xTF32), all with
 // __launch_bounds__(256, 1), one block (8 warps) per SM, no spills, no stack:
-//   dq   D = 128: 250 / 252 / 225 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136
-//                 floats);
-//        D = 64:  196 / 196 / 176 registers, shared 114688 B;
-//   dkdv D = 128: 225 / 229 / 194 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136,
+//   dq   D = 128: 250 / 252 / 238 registers, shared 212992 B (Q, dO 64 x 144, K, V 2 x 64 x 136
+//                 floats; 1xTF32's own row pairs take 32 x 260 of each 64 x 144);
+//        D = 64:  196 / 196 / 174 registers, shared 114688 B;
+//   dkdv D = 128: 225 / 229 / 226 registers, shared 230400 B (K, V 64 x 144, Q, dO 2 x 64 x 136,
 //                 P^T 16 KiB, lse and delta 1 KiB: within sm_90's 227 KiB a block);
-//        D = 64:  186 / 188 / 148 registers, shared 132096 B.
-// SASS instructions (static, the cubin's .text): dq D = 128 4030 / 2826 / 1860, dkdv D = 128
-// 6014 / 4175 / 2654. Adding 1xTF32 left the 3xTF32 kernels' machine code byte for byte as it
-// was (every .text section of the cubin compared).
+//        D = 64:  186 / 188 / 175 registers, shared 132096 B.
+// SASS instructions (static, the cubin's .text; from the first MMA to the last, about one key
+// tile's code with the score loop's body once): dq D = 128 4030 / 2826 / 2196 (2740 / 1567 /
+// 526), dkdv D = 128 6014 / 4175 / 3045 (4910 / 3100 / 1509). Adding 1xTF32 left the 3xTF32
+// kernels' machine code byte for byte as it was (every .text section of the cubin compared).
 // (With the cross terms in the score accumulators, as the forward's mma3: 229 / 227, 172 / 174,
 // 202 / 203, 166 / 169; an A/B for the GPU if dq at D = 128 proves register-starved.)
 // Expected rate (D = 128, per warp and 64 x 64 tile pair): dq 576 MMAs (3 x 64 for S, dP and
@@ -82,15 +84,18 @@
 // 1xTF32 (D = 128, per warp and 64 x 64 tile pair): dq 192 MMAs (64 each for S, dP and dQ), 16
 // cvt; dk/dv 256 (128 score, 128 dV or dK), 32 cvt (role 1; role 0 runs the same code). The
 // 3xTF32 fast split issued ~2400 (dq) / ~3000 (dk/dv) instructions a tile pair; 1xTF32, by its
-// static SASS, ~900 / ~1200: its MMAs, the shared-memory reads, P and dS, and register moves
-// that assemble MMA fragments from two float4 reads (A of the score products, B of the second
-// products; ~1-2 a MMA, where the splits' ALU results landed in place). Bound by latency as the
+// static SASS, ~800 / ~1200: its MMAs, the shared-memory reads, P and dS, and register moves
+// that assemble MMA fragments from two float4 reads (B of the second products, ~1-2 a MMA,
+// where the splits' ALU results landed in place). Bound by latency as the
 // 3xTF32 kernels were (4.2 cycles between a warp's instructions, two warps a scheduler), that
 // is ~2.5x fewer cycles a tile pair, with the tensor pipe (~4 clocks a MMA: ~1500 (dq) / ~2000
 // (dk/dv) clocks for the two warps of a sub-partition) the next bound: expected ~2-2.5x the
 // 3xTF32 backward's rate on the half route, 38 -> ~75-95 TFLOP/s at B=1, H=32, S=16384, D=128
-// BF16 causal (PyTorch 532). Not yet run on a GPU. Next, if the moves show: own rows staged
-// interleaved (rows g and g + 8 side by side), so the score's A fragments load in place.
+// BF16 causal (PyTorch 532). Not yet run on a GPU. The own rows are staged as row pairs
+// (OwnPairs below), which loads the score's A fragments in place (dq at D = 128: 627 -> 526
+// instructions from the first MMA to the last, register moves there 201 -> 103); the second
+// products' B fragments (two streamed rows a pair) still take moves: the streamed tile serves
+// the score's B reads too, which want its rows whole.
 //
 // To verify on the GPU (build-gpu: the CUDA build; each command on one line):
 //   build-gpu/tests/ferrite_cuda_tests --gtest_filter='Tf32x3Attention*'   (calls these kernels
@@ -197,9 +202,50 @@ __device__ __forceinline__ unsigned round_tf32(float x) {
   return r;
 }
 
+// 1xTF32's own rows (the score products' A operands: Q and dO in the dq kernel, K and V in the
+// dk/dv kernel, read by nothing else) are staged as row pairs: rows 16 w + g and 16 w + g + 8
+// (g < 8) of each 16-row group w side by side per head dim, pair row 8 w + g, so that one float4
+// at dims d, d + 1 is a lane's whole A fragment of a k-step: (row g, d), (row g + 8, d), (row g,
+// d + 1), (row g + 8, d + 1) = a0 .. a3 in PTX's order (k = q and q + 4 are dims d and d + 1, as
+// qk_dim's). Read from rows g and g + 8 apart, as 3xTF32 does, the fragment needs four register
+// moves (the MMA takes it in four consecutive registers; the splits' ALU results landed there
+// in place): ~100 of the dq kernel's ~630 instructions a key tile at D = 128 (SASS).
+template <int D>
+struct OwnPairs {
+  static constexpr int kStride = 2 * D + 4;  // floats from one pair row to the next
+  static constexpr int kFloats = kTile / 2 * kStride;
+};
+// Conflict-free like the float4 reads above: lane (g, q) reads pair row g at float 8 q (+ 4), so a
+// phase's two pair rows must sit 4 banks apart (mod 8 groups of 4 banks).
+static_assert(OwnPairs<64>::kStride % 32 == 4 && OwnPairs<128>::kStride % 32 == 4);
+static_assert(OwnPairs<64>::kFloats <= kTile * Strides<64>::kOwn && OwnPairs<128>::kFloats <= kTile * Strides<128>::kOwn);
+
+__device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) {
+  const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(addr), "l"(src), "r"(valid ? 4 : 0)
+               : "memory");
+}
+// Rows [row0, row0 + 64) of a dense [rows, D] matrix into the pair layout, one float a cp.async
+// (row (r, c) at pair row (r / 16) 8 + r % 8, float 2 c + (r % 16) / 8); rows past `rows` are
+// zero-filled as stage() does. Once a block, in the first cp.async group: the loop waits for it
+// at its first tile as for the 16-byte stage().
+template <int D>
+__device__ __forceinline__ void stage_pairs(float* dst, const float* src, int row0, int rows) {
+  static_assert((kTile * D) % kThreads == 0);
+#pragma unroll 8
+  for (int n = 0; n < kTile * D / kThreads; ++n) {
+    const int e = static_cast<int>(threadIdx.x) + n * kThreads;
+    const int r = e / D, c = e % D;
+    const bool valid = row0 + r < rows;
+    copy4(dst + ((r / 16) * 8 + r % 8) * OwnPairs<D>::kStride + 2 * c + (r % 16) / 8,
+          valid ? src + static_cast<std::int64_t>(row0 + r) * D + c : src, valid);
+  }
+}
+
 // score() in 1xTF32: c[p][j] += A_p B_p^T, one MMA a k-step, no split and no cross terms, so
-// no accumulators of its own either. The same reads and loop as score() below.
-template <int D, int NT, int kPairs, int kA, int kB>
+// no accumulators of its own either. The loop and the B reads are score()'s below; A_p is at
+// a[p], this lane's pair row at float 8 q (own_lane).
+template <int D, int NT, int kPairs, int kB>
 __device__ __forceinline__ void score1(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
                                        const float* const (&b)[kPairs]) {
 #pragma unroll(D <= 64 ? 4 : 2)
@@ -207,10 +253,10 @@ __device__ __forceinline__ void score1(float (&c)[kPairs][NT][4], const float* c
     unsigned a0[kPairs][4], a1[kPairs][4];
 #pragma unroll
     for (int p = 0; p < kPairs; ++p) {
-      const float4 x0 = *reinterpret_cast<const float4*>(a[p] + ch);
-      const float4 x1 = *reinterpret_cast<const float4*>(a[p] + 8 * kA + ch);
-      a0[p][0] = exact_tf32(x0.x), a0[p][1] = exact_tf32(x1.x), a0[p][2] = exact_tf32(x0.y), a0[p][3] = exact_tf32(x1.y);
-      a1[p][0] = exact_tf32(x0.z), a1[p][1] = exact_tf32(x1.z), a1[p][2] = exact_tf32(x0.w), a1[p][3] = exact_tf32(x1.w);
+      const float4 x0 = *reinterpret_cast<const float4*>(a[p] + 2 * ch);      // dims ch + 4q, + 1: k-step 0
+      const float4 x1 = *reinterpret_cast<const float4*>(a[p] + 2 * ch + 4);  // dims ch + 4q + 2, + 3: k-step 1
+      a0[p][0] = exact_tf32(x0.x), a0[p][1] = exact_tf32(x0.y), a0[p][2] = exact_tf32(x0.z), a0[p][3] = exact_tf32(x0.w);
+      a1[p][0] = exact_tf32(x1.x), a1[p][1] = exact_tf32(x1.y), a1[p][2] = exact_tf32(x1.z), a1[p][3] = exact_tf32(x1.w);
     }
 #pragma unroll
     for (int j = 0; j < NT; ++j)
@@ -252,7 +298,7 @@ template <int D, int NT, int kPairs, int kA, int kB, Tf32Mode kMode>
 __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* const (&a)[kPairs],
                                       const float* const (&b)[kPairs]) {
   if constexpr (kMode == Tf32Mode::single) {
-    score1<D, NT, kPairs, kA, kB>(c, a, b);
+    score1<D, NT, kPairs, kB>(c, a, b);
     return;
   }
   constexpr bool kFast = kMode == Tf32Mode::fast;
@@ -366,6 +412,22 @@ __device__ __forceinline__ float expf_unconditional(float x) {
   return e;
 }
 
+// The block's own rows as each mode reads them: rows of stride kOwn (3xTF32), row pairs
+// (1xTF32: OwnPairs). pair_lane: this lane's first element in 16-row group w of the pairs (pair
+// row g, dim 4q); the kernels keep 3xTF32's own expression beside it, which leaves their
+// machine code byte for byte as it was (through a helper of the same arithmetic it was not).
+template <int D, Tf32Mode kMode>
+__device__ __forceinline__ void stage_own(float* dst, const float* src, int row0, int rows) {
+  if constexpr (kMode == Tf32Mode::single)
+    stage_pairs<D>(dst, src, row0, rows);
+  else
+    stage<D, kTile, Strides<D>::kOwn>(dst, src, row0, rows);
+}
+template <int D>
+__device__ __forceinline__ const float* pair_lane(const float* base, int w, int g, int lq) {
+  return base + (8 * w + g) * OwnPairs<D>::kStride + 8 * lq;
+}
+
 template <int D>
 struct DqLayout {
   using S = Strides<D>;
@@ -416,8 +478,8 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
   const int tiles = (key_end + kTile - 1) / kTile;
   const int row0 = m0 + 16 * rg + g;  // this lane's rows: row0 and row0 + 8
 
-  stage<D, kTile, St::kOwn>(smem + L::kQ, static_cast<const float*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
-  stage<D, kTile, St::kOwn>(smem + L::kG, static_cast<const float*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
+  stage_own<D, kMode>(smem + L::kQ, static_cast<const float*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
+  stage_own<D, kMode>(smem + L::kG, static_cast<const float*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
   if (tiles > 0) {
     stage<D, kTile, St::kStream>(smem + L::kK, kp, 0, s.seq_k);
     stage<D, kTile, St::kStream>(smem + L::kV, vp, 0, s.seq_k);
@@ -440,8 +502,9 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
   // This lane's reads: own rows g (and g + 8) at dim 4q; streamed rows of its key half:
   // bwd_perm(g) at dim 4q (score), bwd_perm(2q) and bwd_perm(2q + 1) at dim 4g (dQ += dS K).
   const int sk0 = bwd_perm(2 * lq), sk1 = bwd_perm(2 * lq + 1);  // the keys of its score registers
-  const float* const own[2] = {smem + L::kQ + (16 * rg + g) * St::kOwn + 4 * lq,
-                               smem + L::kG + (16 * rg + g) * St::kOwn + 4 * lq};
+  const float* const own[2] = {
+      kMode == Tf32Mode::single ? pair_lane<D>(smem + L::kQ, rg, g, lq) : smem + L::kQ + (16 * rg + g) * St::kOwn + 4 * lq,
+      kMode == Tf32Mode::single ? pair_lane<D>(smem + L::kG, rg, g, lq) : smem + L::kG + (16 * rg + g) * St::kOwn + 4 * lq};
   const int b_score = (32 * kh + bwd_perm(g)) * St::kStream + 4 * lq;
   const int b_pv0 = (32 * kh + sk0) * St::kStream + 4 * g, b_pv1 = (32 * kh + sk1) * St::kStream + 4 * g;
 
@@ -544,8 +607,8 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
   };
 
   const std::int64_t key_base = bhk * s.seq_k;
-  stage<D, kTile, St::kOwn>(smem + L::kK, static_cast<const float*>(p.k) + key_base * D, n0, s.seq_k);
-  stage<D, kTile, St::kOwn>(smem + L::kV, static_cast<const float*>(p.v) + key_base * D, n0, s.seq_k);
+  stage_own<D, kMode>(smem + L::kK, static_cast<const float*>(p.k) + key_base * D, n0, s.seq_k);
+  stage_own<D, kMode>(smem + L::kV, static_cast<const float*>(p.v) + key_base * D, n0, s.seq_k);
   if (tiles > 0) {
     stage_rows(0, 0);
     stage_row_stats(0, 0);
@@ -561,7 +624,9 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
   // This lane's reads: own key rows g (and g + 8) of K (role 0) or V (role 1) at dim 4q;
   // streamed rows bwd_perm(g) at dim 4q (score), bwd_perm(2q) and bwd_perm(2q + 1) at dim 4g.
   const int sr0 = bwd_perm(2 * lq), sr1 = bwd_perm(2 * lq + 1);  // the rows of its score registers
-  const float* const own[1] = {smem + (role == 0 ? L::kK : L::kV) + (16 * kg + g) * St::kOwn + 4 * lq};
+  const float* const own[1] = {kMode == Tf32Mode::single
+                                   ? pair_lane<D>(smem + (role == 0 ? L::kK : L::kV), kg, g, lq)
+                                   : smem + (role == 0 ? L::kK : L::kV) + (16 * kg + g) * St::kOwn + 4 * lq};
   const int b_score = bwd_perm(g) * St::kStream + 4 * lq;
   const int b_pv0 = sr0 * St::kStream + 4 * g, b_pv1 = sr1 * St::kStream + 4 * g;
   // Role 0 hands P^T to role 1 in its register order: n-tile j at xs[32 j], same lane.
