@@ -437,19 +437,23 @@ TermSums term_sums(const BackwardInputs& in) {
           mx = std::max(mx, p[static_cast<std::size_t>(j)]);
         }
         double l = 0;
-        for (std::int64_t j = 0; j < keys; ++j) l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
+        for (std::int64_t j = 0; j < keys; ++j)
+          l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
         std::fill(o.begin(), o.end(), 0.0);
         for (std::int64_t j = 0; j < keys; ++j) {
           p[static_cast<std::size_t>(j)] /= l;
           for (std::int64_t c = 0; c < D; ++c)
-            o[static_cast<std::size_t>(c)] += p[static_cast<std::size_t>(j)] * v[ko + static_cast<std::size_t>(j * D + c)];
+            o[static_cast<std::size_t>(c)] +=
+                p[static_cast<std::size_t>(j)] * v[ko + static_cast<std::size_t>(j * D + c)];
         }
         double delta = 0;
-        for (std::int64_t c = 0; c < D; ++c) delta += go[qo + static_cast<std::size_t>(i * D + c)] * o[static_cast<std::size_t>(c)];
+        for (std::int64_t c = 0; c < D; ++c)
+          delta += go[qo + static_cast<std::size_t>(i * D + c)] * o[static_cast<std::size_t>(c)];
         for (std::int64_t j = 0; j < keys; ++j) {
           const double pj = p[static_cast<std::size_t>(j)], dsj = std::abs(pj * (dot(go, v, j) - delta));
           for (std::int64_t c = 0; c < D; ++c) {
-            const std::size_t ei = qo + static_cast<std::size_t>(i * D + c), ej = ko + static_cast<std::size_t>(j * D + c);
+            const std::size_t ei = qo + static_cast<std::size_t>(i * D + c),
+                              ej = ko + static_cast<std::size_t>(j * D + c);
             t.dq[ei] += scale * dsj * std::abs(k[ej]);
             t.dk[ej] += scale * dsj * std::abs(q[ei]);
             t.dv[ej] += pj * std::abs(go[ei]);
@@ -535,7 +539,9 @@ TEST_F(Tf32x3Attention, SingleBackwardNaNAsTheSimtKernels) {
     for (const bool causal : {false, true})
       for (int which = 0; which < 4; ++which) {  // the NaN in q, k, v, grad_out
         const Problem pr{1, 4, 2, sq, sk, d, causal};
-        auto values = [&](Shape s) { return host(rounded_to(random::randn(s, DType::F32, gpu, &generator), DType::BF16)); };
+        auto values = [&](Shape s) {
+          return host(rounded_to(random::randn(std::move(s), DType::F32, gpu, &generator), DType::BF16));
+        };
         std::vector<float> qh = values({1, 4, sq, d}), kh = values({1, 2, sk, d});
         std::vector<float> vh = values({1, 2, sk, d}), gh = values({1, 4, sq, d});
         if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100

@@ -218,7 +218,8 @@ struct OwnPairs {
 // Conflict-free like the float4 reads above: lane (g, q) reads pair row g at float 8 q (+ 4), so a
 // phase's two pair rows must sit 4 banks apart (mod 8 groups of 4 banks).
 static_assert(OwnPairs<64>::kStride % 32 == 4 && OwnPairs<128>::kStride % 32 == 4);
-static_assert(OwnPairs<64>::kFloats <= kTile * Strides<64>::kOwn && OwnPairs<128>::kFloats <= kTile * Strides<128>::kOwn);
+static_assert(OwnPairs<64>::kFloats <= kTile * Strides<64>::kOwn &&
+              OwnPairs<128>::kFloats <= kTile * Strides<128>::kOwn);
 
 __device__ __forceinline__ void copy4(float* dst, const float* src, bool valid) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
@@ -255,8 +256,10 @@ __device__ __forceinline__ void score1(float (&c)[kPairs][NT][4], const float* c
     for (int p = 0; p < kPairs; ++p) {
       const float4 x0 = *reinterpret_cast<const float4*>(a[p] + 2 * ch);      // dims ch + 4q, + 1: k-step 0
       const float4 x1 = *reinterpret_cast<const float4*>(a[p] + 2 * ch + 4);  // dims ch + 4q + 2, + 3: k-step 1
-      a0[p][0] = exact_tf32(x0.x), a0[p][1] = exact_tf32(x0.y), a0[p][2] = exact_tf32(x0.z), a0[p][3] = exact_tf32(x0.w);
-      a1[p][0] = exact_tf32(x1.x), a1[p][1] = exact_tf32(x1.y), a1[p][2] = exact_tf32(x1.z), a1[p][3] = exact_tf32(x1.w);
+      a0[p][0] = exact_tf32(x0.x), a0[p][1] = exact_tf32(x0.y), a0[p][2] = exact_tf32(x0.z),
+      a0[p][3] = exact_tf32(x0.w);
+      a1[p][0] = exact_tf32(x1.x), a1[p][1] = exact_tf32(x1.y), a1[p][2] = exact_tf32(x1.z),
+      a1[p][3] = exact_tf32(x1.w);
     }
 #pragma unroll
     for (int j = 0; j < NT; ++j)
@@ -502,9 +505,10 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
   // This lane's reads: own rows g (and g + 8) at dim 4q; streamed rows of its key half:
   // bwd_perm(g) at dim 4q (score), bwd_perm(2q) and bwd_perm(2q + 1) at dim 4g (dQ += dS K).
   const int sk0 = bwd_perm(2 * lq), sk1 = bwd_perm(2 * lq + 1);  // the keys of its score registers
-  const float* const own[2] = {
-      kMode == Tf32Mode::single ? pair_lane<D>(smem + L::kQ, rg, g, lq) : smem + L::kQ + (16 * rg + g) * St::kOwn + 4 * lq,
-      kMode == Tf32Mode::single ? pair_lane<D>(smem + L::kG, rg, g, lq) : smem + L::kG + (16 * rg + g) * St::kOwn + 4 * lq};
+  const float* const own[2] = {kMode == Tf32Mode::single ? pair_lane<D>(smem + L::kQ, rg, g, lq)
+                                                         : smem + L::kQ + (16 * rg + g) * St::kOwn + 4 * lq,
+                               kMode == Tf32Mode::single ? pair_lane<D>(smem + L::kG, rg, g, lq)
+                                                         : smem + L::kG + (16 * rg + g) * St::kOwn + 4 * lq};
   const int b_score = (32 * kh + bwd_perm(g)) * St::kStream + 4 * lq;
   const int b_pv0 = (32 * kh + sk0) * St::kStream + 4 * g, b_pv1 = (32 * kh + sk1) * St::kStream + 4 * g;
 
