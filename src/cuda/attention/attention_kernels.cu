@@ -469,4 +469,24 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream, bo
   });
 }
 
+bool backward_half_mma(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
+  // The delta kernel's grid runs over rows and the half kernels' over grid x and y
+  // (half_mma_backward_fits): no check_grid, whose bound is the SIMT kernels' grid y.
+  if (!half_mma_backward_fits(d, p)) return false;
+  const Shape s = shape_of(d);
+  const std::int64_t rows = d.batch * d.heads_q * d.seq_q;
+  if (rows > 0) {
+    auto delta = [&](auto* t) {
+      using T = std::remove_pointer_t<decltype(t)>;
+      delta_kernel<T, float><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0, stream>>>(
+          static_cast<const T*>(p.grad_out), static_cast<const T*>(p.out), static_cast<float*>(p.delta), rows, s.dv);
+      FERRITE_CUDA_CHECK_LAUNCH();
+    };
+    d.dtype == DType::BF16 ? delta(static_cast<__nv_bfloat16*>(nullptr)) : delta(static_cast<__half*>(nullptr));
+    half_mma_backward_dq(d, p, stream);
+  }
+  if (d.batch * d.heads_kv * d.seq_k > 0) half_mma_backward_dkdv(d, p, stream);
+  return true;
+}
+
 }  // namespace ferrite::cuda::attention

@@ -8,7 +8,8 @@
 // A F16/BF16 backward that cuDNN does not take but the tiled F32 kernels do (D = Dv in {64, 128},
 // no mask: long sequences, whose deterministic cuDNN work area is too large, and the causal
 // grouped-query backward) runs on those, its operands widened to F32 and its gradients rounded
-// once (attention_staging.cuh), multiplied in 1xTF32 (backward_in_f32).
+// once (attention_staging.cuh), multiplied in 1xTF32 (backward_in_f32), unless the F16/BF16
+// tensor-core kernels take it first (backward_in_dtype: the operands as they are, no copies).
 // Forward and backward choose independently: both routes read and write the same out and
 // logsumexp (natural log of the scaled scores), so either backward takes either forward's.
 // Inputs that are views (q/k/v permuted out of one projection) are read in place by cuDNN
@@ -73,6 +74,32 @@ bool half_via_single_tf32() {
     return false;
   }();
   return single;
+}
+
+// How a F16/BF16 backward that cuDNN does not take runs, read once from
+// FERRITE_ATTENTION_HALF_BWD: unset or "mma" (the default), on the tensor cores in the dtype
+// itself where attention_half_mma_bwd.cu takes the problem (backward_half_mma: no F32 copies,
+// P and dS rounded to the dtype as cuDNN and FlashAttention do), else via F32
+// (backward_in_f32); "f32", always via F32: the A/B of the two and the way back should the
+// half kernels fail a problem. Anything else is an error rather than a silent default.
+bool half_backward_in_dtype() {
+  static const bool in_dtype = [] {
+    const char* v = std::getenv("FERRITE_ATTENTION_HALF_BWD");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "mma") == 0) return true;
+    FERRITE_CHECK(std::strcmp(v, "f32") == 0, InvalidArgument, "FERRITE_ATTENTION_HALF_BWD is \"", v,
+                  "\": expected mma or f32");
+    return false;
+  }();
+  return in_dtype;
+}
+
+// The F16/BF16 backward on attention_half_mma_bwd.cu's kernels, its delta scratch from the
+// pool; false, having queued and allocated nothing, when they do not take the problem.
+bool backward_in_dtype(const AttentionDesc& desc, attention::Pointers p, int device, cudaStream_t stream) {
+  if (!half_backward_in_dtype() || !attention::half_mma_backward_fits(desc, p)) return false;
+  shape::Scratch delta(device, attention::delta_bytes(desc), stream);
+  p.delta = delta.as<void>();
+  return attention::backward_half_mma(desc, p, stream);
 }
 
 // A F16/BF16 backward on the tiled F32 kernels (tensor cores): q, k, v, out and grad_out
@@ -186,6 +213,7 @@ class CudaAttentionOps final : public AttentionOps {
         cudnn_sdpa::backward(desc, p, device, stream))
       return;
     check_dense(desc, "scaled_dot_product_attention_backward");
+    if (backward_in_dtype(desc, p, device, stream)) return;
     if (backward_in_f32(desc, p, device, stream)) return;
     shape::Scratch delta(device, attention::delta_bytes(desc), stream);
     p.delta = delta.as<void>();

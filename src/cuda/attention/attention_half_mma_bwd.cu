@@ -1,0 +1,521 @@
+// F16/BF16 flash-attention backward for head dims 64 and 128 on the tensor cores in the inputs'
+// own dtype: mma.sync m16n8k16 with .bf16 (or .f16) operands and F32 accumulators, reading q, k,
+// v and grad_out as they are (no widening pass, no F32 copies). Not yet run on a GPU.
+//
+// Same problems, semantics, tiling, ownership and summation orders as the tensor-core F32
+// backward (attention_f32_tf32x3_bwd.cu; its 1xTF32 mode is the F16/BF16 route it replaces):
+// P = exp(scale q.k - lse) recomputed from the saved logsumexp (F32), delta_i = dO_i . O_i (F32,
+// delta_kernel, which reads F16/BF16), dq, dk and dv with one owner block each and a fixed
+// sequence of MMAs (no atomics: bit for bit repeatable), hidden scores (keys past Sk, rows past
+// Sq, top-left causal, rows with lse = -inf) get P = 0 and dS = 0 explicitly, and staged rows
+// past an end are zero-filled by cp.async. What differs is the arithmetic of the products:
+//  - S = Q K^T and dP = dO V^T multiply the F16/BF16 inputs exactly (their products fit F32's
+//    significand) and sum in F32, as the 1xTF32 route did with the same values widened;
+//  - P and dS, F32 in registers, are rounded to nearest in the dtype (cvt.rn.bf16x2.f32 /
+//    cvt.rn.f16x2.f32) as the A operands of dV = P^T dO, dK = dS^T Q and dQ = dS K, as cuDNN and
+//    FlashAttention do: 2^-8 relative for BF16 (against 1xTF32's 2^-11), 2^-11 for F16. F16's
+//    range also bounds dS: |dS| past 65504 becomes inf (P <= 1 cannot overflow). Below 2^-14 F16
+//    P and dS are subnormal (absolute error 2^-25 a term).
+//  - dq, dk and dv are rounded once to the dtype from F32 (scale applied in F32 first), as
+//    backward_in_f32's narrowing was.
+//
+// Per (own tile, streamed tile) pair and warp, the products run as m16n8k16 MMAs whose
+// fragments all come from ldmatrix.x4 (the .trans form for the second product's B: the streamed
+// rows as k), from tiles stored row-major with a row stride of D + 8 elements (16 bytes past a
+// multiple of 128: each ldmatrix phase of 8 rows hits 8 distinct bank groups). The maps (the PTX
+// layouts and the kernels' choice of which row and dim each MMA index stands for, and how two
+// 16x8 score accumulator tiles become one 16x16 A operand as F16/BF16 pairs) are in
+// attention_half_mma_fragments.hpp, replayed for one warp against plain products by
+// tests/unit/attention_half_mma_fragments_test.cpp.
+//
+// dq kernel: a block (8 warps) owns 64 query rows and streams 64-key K/V tiles (cp.async,
+// double-buffered, one barrier a tile). Warp w takes rows 16 (w % 4) .. + 15 and keys
+// 32 (w / 4) .. + 31 of each tile: S and dP (16 x 32 each: 4 n-tiles x D/16 k-steps, both in
+// one loop), dS = P (dP - delta) in registers, dQ += dS K (2 k-steps x D/8 n-tiles). The two key
+// halves' partial dQ are added at the end through shared memory, first half plus second, then
+// dq = round(scale dQ).
+// dk/dv kernel: a block owns 64 keys and streams 64-row Q/dO tiles of every query head of the
+// group (double-buffered; the tile's lse and delta by plain loads into shared memory). Warp w
+// takes keys 16 (w % 4) .. + 15; warps 0-3 compute S^T = K Q^T, P^T and dV += P^T dO; warps 4-7
+// compute dP^T = V dO^T, read their partner's P^T (F32) from shared memory after a barrier, form
+// dS^T = P^T (dP^T - delta) and dK += dS^T Q.
+//
+// Cost (D = 128, per warp and 64 x 64 tile pair; 1xTF32's in brackets): dq 96 MMAs m16n8k16 (32
+// each for S, dP and dQ) [192 m16n8k8], 48 + 16 ldmatrix.x4 [~100 float4 reads + ~100 register
+// moves], dk/dv 128 MMAs [256], 32 + 32 ldmatrix.x4. A m16n8k16 F16/BF16 MMA does 2x the work of
+// a m16n8k8 TF32 one in about the same tensor-pipe time on sm_90 (dense F16 rate 2x TF32's), so
+// the tensor pipe needs ~half of 1xTF32's clocks, and the instruction stream (MMAs, fragment
+// loads, the exponentials and masks, which are the same count) about 55-60% of it. Shared memory
+// halves too: dq 104448 B at D = 128 (1xTF32: 212992), dk/dv 121856 B (230400). See the commit
+// message and docs for the estimate and the ptxas budget.
+//
+// To verify on the GPU (build-gpu: the CUDA build):
+//   build-gpu/tests/ferrite_cuda_tests --gtest_filter='HalfMmaAttention*'
+//   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention*'
+//   FERRITE_ATTENTION_HALF_BWD=f32 (the widening route, for the A/B) and unset (this one):
+//   python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_bf16_s16k_causal_bwd,sdpa_bf16_gqa_causal_bwd'
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+#include <cstdint>
+
+#include "cuda/attention/attention_f32_tiled.cuh"
+#include "cuda/attention/attention_half_mma_fragments.hpp"
+#include "cuda/runtime/cuda_check.hpp"
+#include "ferrite/error.hpp"
+
+namespace ferrite::cuda::attention {
+namespace {
+
+using namespace tiled;
+using namespace half_mma;
+
+constexpr int kTile = 64;  // own rows (dq) or keys (dk/dv) per block, streamed rows per tile
+static_assert(kThreads == 256);
+
+// Row stride of every tile, in 2-byte elements.
+template <int D>
+constexpr int kStride = D + 8;
+static_assert(ldsm_conflict_free(kStride<64>) && ldsm_conflict_free(kStride<128>));
+
+using u16 = std::uint16_t;
+
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(p));
+}
+
+// Rows [row0, row0 + 64) of a dense [rows, D] F16/BF16 matrix into shared [64][D + 8], 16 bytes
+// a cp.async; rows past `rows` are zero-filled (src-size 0: their source, `src` itself, is not read).
+template <int D>
+__device__ __forceinline__ void stage_half(u16* dst, const u16* src, int row0, int rows) {
+  constexpr int kChunks = D / 8;  // 16-byte chunks a row
+  static_assert((kTile * kChunks) % kThreads == 0);
+#pragma unroll
+  for (int n = 0; n < kTile * kChunks / kThreads; ++n) {
+    const int e = static_cast<int>(threadIdx.x) + n * kThreads;
+    const int r = e / kChunks, c = (e % kChunks) * 8;
+    const bool valid = row0 + r < rows;
+    const u16* from = valid ? src + static_cast<std::int64_t>(row0 + r) * D + c : src;
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * kStride<D> + c)),
+                 "l"(from), "r"(valid ? 16 : 0)
+                 : "memory");
+  }
+}
+
+__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], unsigned addr) {
+  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
+               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+               : "r"(addr));
+}
+
+// c += a b, m16n8k16, F32 accumulators.
+template <bool kBf16>
+__device__ __forceinline__ void mma16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
+  if constexpr (kBf16)
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
+        "{%0, %1, %2, %3};\n"
+        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+// Two F32 values rounded to nearest (ties to even) in the dtype, lo in the low half: one
+// cvt.rn.{bf16x2,f16x2}.f32 (NaN stays NaN, overflow gives inf).
+template <bool kBf16>
+__device__ __forceinline__ unsigned pack2(float lo, float hi) {
+  if constexpr (kBf16) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const unsigned*>(&v);
+  }
+}
+
+// c[p][j] += A_p B_p^T over the D head dims, for kPairs products at once (independent
+// accumulator chains): A_p's 16 own rows at shared address a[p] (this lane's ldmatrix row and
+// column, own_addr_row/col), B_p's n-tile j at b[p] + j 8 rows (score_addr_row/col).
+template <int D, int NT, int kPairs, bool kBf16>
+__device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const unsigned (&a)[kPairs],
+                                      const unsigned (&b)[kPairs]) {
+  constexpr unsigned kRowBytes = 2 * kStride<D>;
+#pragma unroll
+  for (int ch = 0; ch < D; ch += 32) {  // two k-steps of 16 dims
+    unsigned af[kPairs][2][4];
+#pragma unroll
+    for (int p = 0; p < kPairs; ++p) {
+      ldsm_x4(af[p][0], a[p] + 2 * ch);
+      ldsm_x4(af[p][1], a[p] + 2 * (ch + 16));
+    }
+#pragma unroll
+    for (int j = 0; j < NT; ++j)
+#pragma unroll
+      for (int p = 0; p < kPairs; ++p) {
+        unsigned bf[4];
+        ldsm_x4(bf, b[p] + 8 * j * kRowBytes + 2 * ch);
+        mma16<kBf16>(c[p][j], af[p][0], bf[0], bf[1]);
+        mma16<kBf16>(c[p][j], af[p][1], bf[2], bf[3]);
+      }
+  }
+}
+
+// acc += C B: C (P or dS, F32, NT = 2 KS score n-tiles) rounded to the dtype as A, k-step J =
+// score n-tiles 2J, 2J + 1 (second_row); B = streamed rows x D dims from shared address b (this
+// lane's second_addr_row/col), .trans.
+template <int D, int NT, bool kBf16>
+__device__ __forceinline__ void second(float (&acc)[D / 8][4], const float (&c)[NT][4], unsigned b) {
+  constexpr unsigned kRowBytes = 2 * kStride<D>;
+#pragma unroll
+  for (int J = 0; J < NT / 2; ++J) {
+    unsigned a[4];
+#pragma unroll
+    for (int r = 0; r < 4; ++r)
+      a[r] = pack2<kBf16>(c[a_from_c_tile(J, r)][a_from_c_reg(r, 0)], c[a_from_c_tile(J, r)][a_from_c_reg(r, 1)]);
+#pragma unroll
+    for (int np = 0; np < D / 16; ++np) {  // n-tiles 2np, 2np + 1: dims 16np .. + 15
+      unsigned bf[4];
+      ldsm_x4_trans(bf, b + 16 * J * kRowBytes + 2 * 16 * np);
+      mma16<kBf16>(acc[2 * np], a, bf[0], bf[1]);
+      mma16<kBf16>(acc[2 * np + 1], a, bf[2], bf[3]);
+    }
+  }
+}
+
+// Stores this lane's rows g and g + 8 (at dst0 and dst0 + 8 D, when `valid`) of a 16 x D output
+// times `mul`, rounded to the dtype: n-tile nt's c0, c1 (row g) and c2, c3 (row g + 8) are dims
+// 8 nt + 2q, + 1 (out_dim).
+template <int D, bool kBf16>
+__device__ __forceinline__ void store_rows(u16* dst0, const float (&acc)[D / 8][4], float mul, const bool (&valid)[2],
+                                           int lq) {
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    if (!valid[hr]) continue;
+    u16* o = dst0 + 8 * hr * D;
+#pragma unroll
+    for (int nt = 0; nt < D / 8; ++nt)
+      *reinterpret_cast<unsigned*>(o + out_dim(nt, 2 * lq)) =
+          pack2<kBf16>(acc[nt][2 * hr] * mul, acc[nt][2 * hr + 1] * mul);
+  }
+}
+
+// expf computed whether or not the caller uses it, kept out of a branch of its own (see
+// expf_unconditional in attention_f32_tf32x3_bwd.cu: 32.4 -> 36.0 TFLOP/s there).
+__device__ __forceinline__ float expf_unconditional(float x) {
+  float e = expf(x);
+  asm volatile("" : "+f"(e));
+  return e;
+}
+
+template <int D>
+struct DqLayout {
+  static constexpr int kTileElems = kTile * kStride<D>;
+  static constexpr int kQ = 0;                        // [64][D + 8] own query rows
+  static constexpr int kG = kQ + kTileElems;          // [64][D + 8] their grad_out rows
+  static constexpr int kK = kG + kTileElems;          // [2][64][D + 8] K tiles
+  static constexpr int kV = kK + 2 * kTileElems;      // [2][64][D + 8] V tiles
+  static constexpr int kElems = kV + 2 * kTileElems;
+  static constexpr std::size_t kBytes = 2 * static_cast<std::size_t>(kElems);
+  // After the loop the K tiles take the second key half's partial dQ: [4][D / 8][32] float4s.
+  static_assert(4 * (D / 8) * 32 * 16 <= 2 * 2 * kTileElems && (2 * kK) % 16 == 0);
+};
+static_assert(DqLayout<64>::kBytes == 55296 && DqLayout<128>::kBytes == 104448);
+
+template <int D>
+struct DkvLayout {
+  static constexpr int kTileElems = kTile * kStride<D>;
+  static constexpr int kK = 0;                        // [64][D + 8] own key rows
+  static constexpr int kV = kK + kTileElems;          // [64][D + 8] their value rows
+  static constexpr int kQ = kV + kTileElems;          // [2][64][D + 8] Q tiles
+  static constexpr int kG = kQ + 2 * kTileElems;      // [2][64][D + 8] grad_out tiles
+  static constexpr int kXBytes = 2 * (kG + 2 * kTileElems);  // [4][8][32] float4: P^T, warp w to w + 4
+  static constexpr int kStatsBytes = kXBytes + 4 * 8 * 32 * 16;  // [2][lse 64, delta 64] floats
+  static constexpr std::size_t kBytes = kStatsBytes + 2 * 2 * kTile * 4;
+  static_assert(kXBytes % 16 == 0);
+};
+static_assert(DkvLayout<64>::kBytes == 72704 && DkvLayout<128>::kBytes == 121856);
+
+template <int D, bool kBf16>
+__global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledShape s) {
+  using L = DqLayout<D>;
+  constexpr int kOTiles = D / 8;  // dQ's n-tiles
+  constexpr int kHalf = 4;        // score n-tiles a warp: 32 of the tile's 64 keys
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  u16* smem = reinterpret_cast<u16*>(smem_raw);
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, lq = lane % 4;
+  const int rg = warp % 4, kh = warp / 4;  // row group (16 rows), key half (32 keys)
+  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
+  // Causal: the last row tiles see the most keys; the grid starts them first.
+  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kTile;
+  const u16* kp = static_cast<const u16*>(p.k) + (b * s.heads_kv + hk) * s.seq_k * D;
+  const u16* vp = static_cast<const u16*>(p.v) + (b * s.heads_kv + hk) * s.seq_k * D;
+  // Top-left causal: row i sees keys j <= i, so the block's last row bounds its keys.
+  const int key_end = s.causal ? min(s.seq_k, m0 + kTile) : s.seq_k;
+  const int tiles = (key_end + kTile - 1) / kTile;
+  const int row0 = m0 + 16 * rg + g;  // this lane's rows: row0 and row0 + 8
+
+  stage_half<D>(smem + L::kQ, static_cast<const u16*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
+  stage_half<D>(smem + L::kG, static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
+  if (tiles > 0) {
+    stage_half<D>(smem + L::kK, kp, 0, s.seq_k);
+    stage_half<D>(smem + L::kV, vp, 0, s.seq_k);
+  }
+  commit_group();
+
+  float lse[2], delta[2];
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    const int row = row0 + 8 * hr;
+    lse[hr] = row < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + row] : -INFINITY;
+    delta[hr] = row < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + row] : 0.f;
+  }
+  float acc[kOTiles][4];
+#pragma unroll
+  for (int nt = 0; nt < kOTiles; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+
+  // This lane's ldmatrix addresses (bytes, shared space): own rows for the score's A; its key
+  // half's rows for the score's B (n-tile j at + 8 j rows) and the second product's B.
+  const int own_off = (16 * rg + own_addr_row(lane)) * kStride<D> + own_addr_col(lane);
+  const unsigned own[2] = {smem_u32(smem + L::kQ + own_off), smem_u32(smem + L::kG + own_off)};
+  const int b_score = (32 * kh + score_addr_row(lane)) * kStride<D> + score_addr_col(lane);
+  const int b_second = (32 * kh + second_addr_row(lane)) * kStride<D> + second_addr_col(lane);
+
+  for (int t = 0; t < tiles; ++t) {
+    const int buf = t & 1;
+    const u16* ks = smem + L::kK + buf * L::kTileElems;
+    const u16* vs = smem + L::kV + buf * L::kTileElems;
+    wait_groups<0>();  // this thread's part of K_t and V_t (and, at t = 0, of Q and dO)
+    __syncthreads();   // everyone's; everyone is done with tile t - 1, whose buffers take t + 1
+    if (t + 1 < tiles) {
+      stage_half<D>(smem + L::kK + (buf ^ 1) * L::kTileElems, kp, (t + 1) * kTile, s.seq_k);
+      stage_half<D>(smem + L::kV + (buf ^ 1) * L::kTileElems, vp, (t + 1) * kTile, s.seq_k);
+    }
+    commit_group();
+
+    float sd[2][kHalf][4];  // S and dP
+#pragma unroll
+    for (int x = 0; x < 2; ++x)
+#pragma unroll
+      for (int j = 0; j < kHalf; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sd[x][j][i] = 0.f;
+    const unsigned stream[2] = {smem_u32(ks + b_score), smem_u32(vs + b_score)};
+    score<D, kHalf, 2, kBf16>(sd, own, stream);
+
+    // dS = P (dP - delta) into sd[0]; hidden scores 0. Register i of n-tile j: own row
+    // row0 + 8 (i >> 1), key 8j + 2q + (i & 1) of the warp's half (c_row, c_col, score_row).
+    const int kbase = t * kTile + 32 * kh;
+#pragma unroll
+    for (int j = 0; j < kHalf; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int hr = i >> 1, row = row0 + 8 * hr;
+        const int key = kbase + score_row(j, c_col(lane, i));
+        const bool visible = key < s.seq_k && (!s.causal || key <= row) && lse[hr] != -INFINITY;
+        const float prob = expf_unconditional(sd[0][j][i] * s.scale - lse[hr]);
+        sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
+      }
+    second<D, kHalf, kBf16>(acc, sd[0], smem_u32(ks + b_second));
+  }
+  wait_groups<0>();  // nothing may stay in flight (tiles = 0: Q's and dO's group)
+  __syncthreads();   // everyone is done with the K tiles: they take the second half's dQ
+
+  float4* part = reinterpret_cast<float4*>(smem_raw + 2 * L::kK) + rg * kOTiles * 32 + lane;
+  if (kh == 1) {
+#pragma unroll
+    for (int nt = 0; nt < kOTiles; ++nt) part[32 * nt] = make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
+  }
+  __syncthreads();
+  if (kh == 0) {
+#pragma unroll
+    for (int nt = 0; nt < kOTiles; ++nt) {  // the first key half's dQ plus the second's: a fixed order
+      const float4 o = part[32 * nt];
+      acc[nt][0] += o.x;
+      acc[nt][1] += o.y;
+      acc[nt][2] += o.z;
+      acc[nt][3] += o.w;
+    }
+    const bool valid[2] = {row0 < s.seq_q, row0 + 8 < s.seq_q};
+    store_rows<D, kBf16>(static_cast<u16*>(p.dq) + (bh * s.seq_q + row0) * D, acc, s.scale, valid, lq);
+  }
+}
+
+template <int D, bool kBf16>
+__global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, TiledShape s) {
+  using L = DkvLayout<D>;
+  constexpr int kOTiles = D / 8;  // dK's or dV's n-tiles
+  constexpr int kNT = kTile / 8;  // score n-tiles: the tile's 64 rows
+  extern __shared__ __align__(16) unsigned char smem_raw[];
+  u16* smem = reinterpret_cast<u16*>(smem_raw);
+  const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+  const int g = lane / 4, lq = lane % 4;
+  // Key group (16 keys) and role: 0 computes P^T and dV, 1 dP^T, dS^T and dK.
+  const int kg = warp % 4, role = warp / 4;
+  const std::int64_t bhk = blockIdx.x, b = bhk / s.heads_kv, hk = bhk % s.heads_kv;
+  const int n0 = static_cast<int>(blockIdx.y) * kTile;  // causal: the first key tiles see the most queries
+  // Top-left causal: query i sees keys j <= i, so queries before n0 see none of the block's keys.
+  const int query_begin = s.causal ? n0 : 0;
+  const int per_head = query_begin < s.seq_q ? (s.seq_q - query_begin + kTile - 1) / kTile : 0;
+  const int tiles = static_cast<int>(s.group) * per_head;
+  // Tile t: query head hk * group + t / per_head, rows query_begin + (t % per_head) * 64 ...
+  auto head_of = [&](int t) { return b * s.heads_q + hk * s.group + t / per_head; };
+  auto row0_of = [&](int t) { return query_begin + (t % per_head) * kTile; };
+  auto stage_rows = [&](int t, int buf) {
+    const std::int64_t bh = head_of(t);
+    stage_half<D>(smem + L::kQ + buf * L::kTileElems, static_cast<const u16*>(p.q) + bh * s.seq_q * D, row0_of(t),
+                  s.seq_q);
+    stage_half<D>(smem + L::kG + buf * L::kTileElems, static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D,
+                  row0_of(t), s.seq_q);
+  };
+  float* stats_base = reinterpret_cast<float*>(smem_raw + L::kStatsBytes);
+  // The tile's logsumexp and delta, with plain loads (visible after the next barrier).
+  auto stage_row_stats = [&](int t, int buf) {
+    if (threadIdx.x < kTile) {
+      const std::int64_t bh = head_of(t);
+      const int i = row0_of(t) + static_cast<int>(threadIdx.x);
+      float* stats = stats_base + buf * 2 * kTile;
+      stats[threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + i] : -INFINITY;
+      stats[kTile + threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + i] : 0.f;
+    }
+  };
+
+  const std::int64_t key_base = bhk * s.seq_k;
+  stage_half<D>(smem + L::kK, static_cast<const u16*>(p.k) + key_base * D, n0, s.seq_k);
+  stage_half<D>(smem + L::kV, static_cast<const u16*>(p.v) + key_base * D, n0, s.seq_k);
+  if (tiles > 0) {
+    stage_rows(0, 0);
+    stage_row_stats(0, 0);
+  }
+  commit_group();
+
+  float acc[kOTiles][4];
+#pragma unroll
+  for (int nt = 0; nt < kOTiles; ++nt)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+
+  // This lane's ldmatrix addresses: own key rows of K (role 0) or V (role 1) for the score's A;
+  // the streamed tile's rows for the score's B (n-tile j at + 8 j rows) and the second's B.
+  const unsigned own[1] = {smem_u32(smem + (role == 0 ? L::kK : L::kV) +
+                                    (16 * kg + own_addr_row(lane)) * kStride<D> + own_addr_col(lane))};
+  const int b_score = score_addr_row(lane) * kStride<D> + score_addr_col(lane);
+  const int b_second = second_addr_row(lane) * kStride<D> + second_addr_col(lane);
+  // Role 0 hands P^T to role 1 in its register order: n-tile j at xs[32 j], same lane.
+  float4* xs = reinterpret_cast<float4*>(smem_raw + L::kXBytes) + kg * kNT * 32 + lane;
+  const int key0 = n0 + 16 * kg + g;  // this lane's keys: key0 and key0 + 8
+
+  for (int t = 0; t < tiles; ++t) {
+    const int buf = t & 1, i0 = row0_of(t);
+    const u16* qt = smem + L::kQ + buf * L::kTileElems;
+    const u16* gt = smem + L::kG + buf * L::kTileElems;
+    const float* stats = stats_base + buf * 2 * kTile;
+    wait_groups<0>();  // this thread's part of the tile (and, at t = 0, of K and V)
+    __syncthreads();   // everyone's, and the row stats; everyone is done with tile t - 1
+    if (t + 1 < tiles) {
+      stage_rows(t + 1, buf ^ 1);
+      stage_row_stats(t + 1, buf ^ 1);
+    }
+    commit_group();
+
+    float sc[1][kNT][4];  // S^T (role 0) or dP^T (role 1)
+#pragma unroll
+    for (int j = 0; j < kNT; ++j)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) sc[0][j][i] = 0.f;
+    const unsigned stream[1] = {smem_u32((role == 0 ? qt : gt) + b_score)};
+    score<D, kNT, 1, kBf16>(sc, own, stream);
+
+    // Register i of n-tile j: own key key0 + 8 (i >> 1), streamed row 8j + 2q + (i & 1).
+    auto visible = [&](int j, int i) {
+      const int r = score_row(j, c_col(lane, i)), row = i0 + r, key = key0 + 8 * (i >> 1);
+      return key < s.seq_k && row < s.seq_q && (!s.causal || key <= row) && stats[r] != -INFINITY;
+    };
+    if (role == 0) {
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = score_row(j, c_col(lane, i));
+          const float e = expf(sc[0][j][i] * s.scale - stats[r]);  // branch-free: a select of its own
+          sc[0][j][i] = visible(j, i) ? e : 0.f;
+        }
+        xs[32 * j] = make_float4(sc[0][j][0], sc[0][j][1], sc[0][j][2], sc[0][j][3]);
+      }
+    }
+    __syncthreads();  // P^T visible to role 1
+    if (role == 1) {
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        const float4 pf = xs[32 * j];
+        const float pe[4] = {pf.x, pf.y, pf.z, pf.w};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = score_row(j, c_col(lane, i));
+          sc[0][j][i] = visible(j, i) ? pe[i] * (sc[0][j][i] - stats[kTile + r]) : 0.f;
+        }
+      }
+    }
+    // Role 0: dV += P^T dO; role 1: dK += dS^T Q.
+    const u16* bt = role == 0 ? gt : qt;
+    second<D, kNT, kBf16>(acc, sc[0], smem_u32(bt + b_second));
+  }
+  wait_groups<0>();  // nothing may stay in flight when the block exits (tiles = 0: K and V)
+
+  const bool valid[2] = {key0 < s.seq_k, key0 + 8 < s.seq_k};
+  u16* dst = static_cast<u16*>(role == 0 ? p.dv : p.dk) + (key_base + key0) * D;
+  store_rows<D, kBf16>(dst, acc, role == 0 ? 1.f : s.scale, valid, lq);
+}
+
+// One side of the backward: kDq, the dq kernel (a block per 64 query rows of a query head);
+// else the dk/dv kernel (a block per 64 keys of a key/value head).
+template <bool kDq>
+void launch_side(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
+  const std::int64_t heads = kDq ? d.heads_q : d.heads_kv, rows = kDq ? d.seq_q : d.seq_k;
+  FERRITE_CHECK(half_mma_backward_fits(d, p) && d.batch * heads * rows > 0, Unsupported,
+                "scaled_dot_product_attention_backward: the F16/BF16 tensor-core ", kDq ? "dq" : "dk/dv",
+                " was given a problem it does not take");
+  const dim3 grid(static_cast<unsigned>(d.batch * heads), static_cast<unsigned>(row_tiles(rows, kTile)));
+  const TiledShape s = tiled_shape_of(d);
+  auto with = [&]<int D, bool kBf16>() {
+    if constexpr (kDq)
+      launch_with_smem(half_dq_kernel<D, kBf16>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s);
+    else
+      launch_with_smem(half_dkdv_kernel<D, kBf16>, grid, kThreads, DkvLayout<D>::kBytes, stream, p, s);
+  };
+  const bool bf16 = d.dtype == DType::BF16;
+  if (d.head_dim == 64)
+    bf16 ? with.template operator()<64, true>() : with.template operator()<64, false>();
+  else
+    bf16 ? with.template operator()<128, true>() : with.template operator()<128, false>();
+}
+
+}  // namespace
+
+bool half_mma_backward_fits(const AttentionDesc& d, const Pointers& p) {
+  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && d.mask == AttentionMaskKind::None &&
+         d.head_dim == d.value_dim && (d.head_dim == 64 || d.head_dim == 128) &&
+         row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY &&
+         d.batch * d.heads_q <= kMaxGridX && d.dense() && aligned16(p.q) && aligned16(p.k) && aligned16(p.v) &&
+         aligned16(p.grad_out) && aligned16(p.dq) && aligned16(p.dk) && aligned16(p.dv);
+}
+
+void half_mma_backward_dq(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
+  launch_side<true>(d, p, stream);
+}
+
+void half_mma_backward_dkdv(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
+  launch_side<false>(d, p, stream);
+}
+
+}  // namespace ferrite::cuda::attention
