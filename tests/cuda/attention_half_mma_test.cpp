@@ -1,0 +1,359 @@
+// The F16/BF16 tensor-core attention backward (src/cuda/attention/attention_half_mma_bwd.cu),
+// called directly (backward_half_mma: delta_kernel, then its dq and dk/dv kernels), whatever
+// FERRITE_ATTENTION_HALF_BWD says, against the SIMT tiled F32 backward
+// (attention_f32_tiled_bwd.cu) on the same values: q, k, v and grad_out drawn in F32 and
+// rounded to the dtype, the forward's out rounded to the dtype too (the half backward reads it
+// as F16/BF16 for delta; the SIMT reference reads the same values widened). Shapes reach every
+// edge of the tiles (ragged rows and keys, several row and key blocks, causal with Sq > Sk and
+// Sq < Sk, GQA, Sk = 0, Sq = 0), NaN inputs, and a second run must give the same bits.
+//
+// The tolerance, per gradient element e (the SIMT backward's, F32) and a (the half kernels'):
+// both multiply the same F16/BF16 values exactly and sum in F32; the half kernels then round P
+// and dS to the dtype before the second products (dV = P^T dO, dK = scale dS^T Q, dQ = scale
+// dS K), each by a relative delta with |delta| <= u (round to nearest: u = 2^-8 for BF16's 8
+// significant bits, 2^-11 for F16's 11), and round the gradient once more to the dtype (|.| <= u
+// |a|). So a - e is at most u sum_t |t| over the element's product terms t, plus u |e| (and
+// the F32 orders' 2e-4 |e| + 1e-4, the tiled kernels' gradient tolerance):
+//   |a - e| <= 1.01 u (|e| + sum_t |t|) + 2e-4 |e| + 1e-4 (+ F16: 2^-25 sum_t |b_t|)
+// (1.01: the host's term sums use the exact P and dS; F16's last term: P or dS below 2^-14 are
+// F16 subnormals, absolute error <= 2^-25 times the term's other factor b_t). A fixed multiple
+// of |e| would not do: e cancels where sum |t| does not (see attention_f32_tf32x3_test.cpp's
+// 1xTF32 bound, the same argument with u = 2^-11). A fault (a lost MMA, a wrong fragment or
+// address, P or dS truncated) moves an element by whole terms and breaks the bound.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ferrite/cuda.hpp"
+#include "ferrite/ferrite.hpp"
+
+#if FERRITE_WITH_CUDA
+#include <cuda_runtime_api.h>
+
+#include "cuda/attention/attention_kernels.cuh"
+
+namespace ferrite {
+namespace {
+
+namespace attention = cuda::attention;
+
+struct Problem {
+  std::int64_t b, hq, hkv, sq, sk, d;
+  bool causal;
+};
+
+AttentionDesc desc_of(const Problem& pr, DType dtype) {
+  AttentionDesc d;
+  d.dtype = dtype;
+  d.batch = pr.b;
+  d.heads_q = pr.hq;
+  d.heads_kv = pr.hkv;
+  d.seq_q = pr.sq;
+  d.seq_k = pr.sk;
+  d.head_dim = d.value_dim = pr.d;
+  d.causal = pr.causal;
+  d.scale = 1.0 / std::sqrt(static_cast<double>(pr.d));
+  d.set_row_major_strides();
+  return d;
+}
+
+std::vector<float> host(const Tensor& t) {
+  return t.to(Device::cpu()).to(DType::F32).contiguous().to_vector<float>();
+}
+std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }
+// F32 values that `half` holds.
+Tensor rounded_to(const Tensor& t, DType half) { return t.to(half).to(DType::F32); }
+cudaStream_t stream0() { return static_cast<cudaStream_t>(cuda::current_stream(0)); }
+
+// F32 tensors holding `half` values: q, k, v, grad_out, and the SIMT forward's out (rounded to
+// `half`) and logsumexp.
+struct Inputs {
+  Problem pr;
+  DType half;
+  Tensor q, k, v, go, out, lse;
+};
+
+struct Grads {
+  Tensor dq, dk, dv;
+};
+
+Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tensor go) {
+  const Device gpu = Device::cuda(0);
+  Inputs in{pr,
+            half,
+            std::move(q),
+            std::move(k),
+            std::move(v),
+            std::move(go),
+            zeros({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu),
+            zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu)};
+  if (pr.sq == 0) return in;  // nothing to run forward: the dk/dv kernels read none of them
+  const AttentionDesc d = desc_of(pr, DType::F32);
+  Tensor out = empty({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu);
+  attention::Pointers p;
+  p.q = in.q.data_ptr();
+  p.k = in.k.data_ptr();
+  p.v = in.v.data_ptr();
+  p.result = out.mutable_data_ptr();
+  p.logsumexp = in.lse.mutable_data_ptr();
+  EXPECT_TRUE(attention::tiled_forward_f32_fits(d, p));
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  attention::tiled_forward_f32(d, p, stream0());
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  in.out = rounded_to(out, half);
+  return in;
+}
+
+// The SIMT tiled backward on the F32 values (after delta_kernel, through attention::backward's
+// own delta), gradients starting as NaN so an unwritten element shows.
+Grads reference(const Inputs& in) {
+  const Problem& pr = in.pr;
+  const Device gpu = Device::cuda(0);
+  const AttentionDesc d = desc_of(pr, DType::F32);
+  Grads g{full(in.q.shape(), NAN, DType::F32, gpu), full(in.k.shape(), NAN, DType::F32, gpu),
+          full(in.v.shape(), NAN, DType::F32, gpu)};
+  Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
+  attention::Pointers p;
+  p.q = in.q.data_ptr();
+  p.k = in.k.data_ptr();
+  p.v = in.v.data_ptr();
+  p.out = in.out.data_ptr();
+  p.grad_out = in.go.data_ptr();
+  p.logsumexp = in.lse.mutable_data_ptr();
+  p.delta = delta.mutable_data_ptr();
+  p.dq = g.dq.mutable_data_ptr();
+  p.dk = g.dk.mutable_data_ptr();
+  p.dv = g.dv.mutable_data_ptr();
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  attention::backward(d, p, stream0());  // delta (and a first set of gradients, overwritten below)
+  EXPECT_TRUE(attention::tiled_backward_f32_fits(d, p));
+  if (pr.b * pr.hq * pr.sq > 0) attention::tiled_backward_dq_f32(d, p, stream0());
+  if (pr.b * pr.hkv * pr.sk > 0) attention::tiled_backward_dkdv_f32(d, p, stream0());
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  return g;
+}
+
+// The half kernels on in's values in their dtype; gradients (of that dtype) start as NaN.
+Grads run_half(const Inputs& in) {
+  const Problem& pr = in.pr;
+  const Device gpu = Device::cuda(0);
+  const AttentionDesc d = desc_of(pr, in.half);
+  const Tensor q = in.q.to(in.half), k = in.k.to(in.half), v = in.v.to(in.half), go = in.go.to(in.half),
+               out = in.out.to(in.half);
+  Grads g{full(in.q.shape(), NAN, in.half, gpu), full(in.k.shape(), NAN, in.half, gpu),
+          full(in.v.shape(), NAN, in.half, gpu)};
+  Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
+  attention::Pointers p;
+  p.q = q.data_ptr();
+  p.k = k.data_ptr();
+  p.v = v.data_ptr();
+  p.out = out.data_ptr();
+  p.grad_out = go.data_ptr();
+  p.logsumexp = in.lse.mutable_data_ptr();
+  p.delta = delta.mutable_data_ptr();
+  p.dq = g.dq.mutable_data_ptr();
+  p.dk = g.dk.mutable_data_ptr();
+  p.dv = g.dv.mutable_data_ptr();
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  EXPECT_TRUE(attention::backward_half_mma(d, p, stream0()));
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  return g;
+}
+
+// Per gradient element: sum_t |t| (`t`) and, for F16's subnormals, sum_t |b_t| (`b`), on the
+// host in double from in's values over the visible (row, key) pairs: dq_ic: terms scale dS_ij
+// k_jc; dk_jc: scale dS_ij q_ic over the group's query heads and rows i; dv_jc: P_ij dO_ic. P and
+// dS as the reference computes them (softmax over the visible keys, delta = dO . out with in's
+// rounded out); a NaN input makes the sums it reaches NaN.
+struct Sums {
+  std::vector<double> t, b;
+};
+struct TermSums {
+  Sums dq, dk, dv;
+};
+
+TermSums term_sums(const Inputs& in) {
+  const Problem& pr = in.pr;
+  const std::vector<float> q = host(in.q), k = host(in.k), v = host(in.v), go = host(in.go), out = host(in.out);
+  const std::int64_t D = pr.d, group = pr.hq / pr.hkv;
+  const double scale = 1.0 / std::sqrt(static_cast<double>(D));
+  auto sums = [](std::size_t n) { return Sums{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)}; };
+  TermSums s{sums(q.size()), sums(k.size()), sums(v.size())};
+  std::vector<double> p(static_cast<std::size_t>(pr.sk));
+  for (std::int64_t b = 0; b < pr.b; ++b)
+    for (std::int64_t h = 0; h < pr.hq; ++h) {
+      const std::size_t qo = static_cast<std::size_t>((b * pr.hq + h) * pr.sq * D);
+      const std::size_t ko = static_cast<std::size_t>((b * pr.hkv + h / group) * pr.sk * D);
+      for (std::int64_t i = 0; i < pr.sq; ++i) {
+        const std::int64_t keys = pr.causal ? std::min(pr.sk, i + 1) : pr.sk;  // top-left: j <= i
+        if (keys == 0) continue;
+        auto dot = [&](const std::vector<float>& x, const std::vector<float>& y, std::int64_t j) {
+          double sum = 0;
+          for (std::int64_t c = 0; c < D; ++c)
+            sum += static_cast<double>(x[qo + static_cast<std::size_t>(i * D + c)]) *
+                   y[ko + static_cast<std::size_t>(j * D + c)];
+          return sum;
+        };
+        double mx = -INFINITY, l = 0, delta = 0;
+        for (std::int64_t j = 0; j < keys; ++j) mx = std::max(mx, p[static_cast<std::size_t>(j)] = scale * dot(q, k, j));
+        for (std::int64_t j = 0; j < keys; ++j)
+          l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
+        for (std::int64_t c = 0; c < D; ++c)
+          delta += static_cast<double>(go[qo + static_cast<std::size_t>(i * D + c)]) *
+                   out[qo + static_cast<std::size_t>(i * D + c)];
+        for (std::int64_t j = 0; j < keys; ++j) {
+          const double pj = p[static_cast<std::size_t>(j)] / l, dsj = std::abs(pj * (dot(go, v, j) - delta));
+          for (std::int64_t c = 0; c < D; ++c) {
+            const std::size_t ei = qo + static_cast<std::size_t>(i * D + c),
+                              ej = ko + static_cast<std::size_t>(j * D + c);
+            s.dq.t[ei] += scale * dsj * std::abs(k[ej]);
+            s.dq.b[ei] += scale * std::abs(k[ej]);
+            s.dk.t[ej] += scale * dsj * std::abs(q[ei]);
+            s.dk.b[ej] += scale * std::abs(q[ei]);
+            s.dv.t[ej] += pj * std::abs(go[ei]);
+            s.dv.b[ej] += std::abs(go[ei]);
+          }
+        }
+      }
+    }
+  return s;
+}
+
+// got (F16/BF16) against the SIMT backward's `ref` within the bound at the top; NaN exactly
+// where ref is NaN.
+void expect_within_bound(const Tensor& got, const Tensor& ref, const Sums& sums, DType half, const std::string& what) {
+  const std::vector<float> a = host(got), e = host(ref);
+  ASSERT_EQ(a.size(), sums.t.size()) << what;
+  const double u = half == DType::BF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+  const double sub = half == DType::F16 ? std::ldexp(1.0, -25) : 0.0;
+  std::size_t failures = 0;
+  for (std::size_t n = 0; n < a.size(); ++n) {
+    const double bound = 1.01 * u * (std::abs(e[n]) + sums.t[n]) + 2e-4 * std::abs(e[n]) + 1e-4 + sub * sums.b[n];
+    const bool ok = std::isnan(e[n]) ? std::isnan(a[n]) : std::abs(static_cast<double>(a[n]) - e[n]) <= bound;
+    if (!ok && failures++ < 5)
+      ADD_FAILURE() << what << ": element " << n << " got " << a[n] << ", SIMT " << e[n] << ", bound " << bound
+                    << " (term sum " << sums.t[n] << ")";
+  }
+  EXPECT_EQ(failures, 0u) << what;
+}
+
+void expect_agrees(const Inputs& in, const std::string& what0) {
+  const Grads ref = reference(in);
+  const Grads got = run_half(in);
+  const TermSums sums = term_sums(in);
+  const std::string what = std::string(dtype_name(in.half)) + ", " + what0;
+  expect_within_bound(got.dq, ref.dq, sums.dq, in.half, "dq, " + what);
+  expect_within_bound(got.dk, ref.dk, sums.dk, in.half, "dk, " + what);
+  expect_within_bound(got.dv, ref.dv, sums.dv, in.half, "dv, " + what);
+  // One owner per element and fixed MMA orders: a second run gives the same bits.
+  const Grads again = run_half(in);
+  EXPECT_EQ(bits(again.dq), bits(got.dq)) << "dq repeats, " << what;
+  EXPECT_EQ(bits(again.dk), bits(got.dk)) << "dk repeats, " << what;
+  EXPECT_EQ(bits(again.dv), bits(got.dv)) << "dv repeats, " << what;
+}
+
+class HalfMmaAttention : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
+  }
+};
+
+// The routing predicate needs no device: F16/BF16, no mask, D = Dv in {64, 128}, dense, 16-byte
+// aligned operands and gradients, tile counts within grid y.
+TEST(HalfMmaAttentionFits, TakesHalfTypesOfTheTiledShapes) {
+  alignas(16) static std::uint16_t storage[16];
+  attention::Pointers p;
+  p.q = p.k = p.v = p.grad_out = p.out = storage;
+  p.dq = p.dk = p.dv = storage;
+  for (const DType half : {DType::BF16, DType::F16})
+    for (const std::int64_t d : {64, 128})
+      for (const bool causal : {false, true}) {
+        Problem pr{2, 4, 2, 77, 130, d, causal};
+        EXPECT_TRUE(attention::half_mma_backward_fits(desc_of(pr, half), p)) << d;
+        pr.sq = 0;
+        EXPECT_TRUE(attention::half_mma_backward_fits(desc_of(pr, half), p)) << "Sq = 0, " << d;
+        pr.sq = 20, pr.sk = 0;
+        EXPECT_TRUE(attention::half_mma_backward_fits(desc_of(pr, half), p)) << "Sk = 0, " << d;
+        pr.sq = pr.sk = 65535 * 64;
+        EXPECT_TRUE(attention::half_mma_backward_fits(desc_of(pr, half), p)) << "65535 tiles, " << d;
+        pr.sq = 65535 * 64 + 1;
+        EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(pr, half), p)) << "65536 row tiles, " << d;
+      }
+  const Problem pr{1, 2, 2, 64, 64, 64, false};
+  EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(pr, DType::F32), p)) << "F32";
+  EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(Problem{1, 2, 2, 64, 64, 80, false}, DType::BF16), p))
+      << "D = 80";
+  AttentionDesc masked = desc_of(pr, DType::BF16);
+  masked.mask = AttentionMaskKind::Bool;
+  EXPECT_FALSE(attention::half_mma_backward_fits(masked, p)) << "explicit mask";
+  attention::Pointers off = p;
+  off.dk = storage + 1;  // off the 16-byte grid
+  EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(pr, DType::BF16), off));
+}
+
+TEST_F(HalfMmaAttention, AgreesWithTheSimtBackward) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(101, gpu);
+  for (const Problem& pr : {Problem{2, 2, 2, 77, 77, 64, false}, Problem{1, 3, 3, 130, 130, 128, true},
+                            Problem{2, 4, 2, 130, 77, 64, true}, Problem{1, 4, 1, 77, 200, 128, false},
+                            Problem{1, 2, 2, 40, 130, 64, true}, Problem{1, 2, 2, 300, 300, 128, true},
+                            Problem{1, 4, 2, 517, 333, 128, false}, Problem{1, 2, 2, 1000, 1000, 128, true},
+                            Problem{1, 6, 2, 200, 330, 64, true}, Problem{1, 8, 2, 256, 256, 128, true},
+                            Problem{1, 2, 2, 20, 0, 128, false}, Problem{1, 2, 2, 0, 20, 64, false},
+                            Problem{1, 2, 1, 0, 90, 128, true}}) {
+    for (const bool normal : {false, true})
+      for (const DType half : {DType::BF16, DType::F16}) {
+        auto make = [&](Shape s) {
+          Tensor t = empty(std::move(s), DType::F32, gpu);
+          t = normal ? random::normal_(t, 0, 1, &generator) : random::uniform_(t, -1, 1, &generator);
+          return rounded_to(t, half);
+        };
+        Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
+        Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
+        const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go));
+        expect_agrees(in, "B " + std::to_string(pr.b) + " Hq " + std::to_string(pr.hq) + " Hkv " +
+                              std::to_string(pr.hkv) + " Sq " + std::to_string(pr.sq) + " Sk " +
+                              std::to_string(pr.sk) + " D " + std::to_string(pr.d) + (pr.causal ? " causal" : "") +
+                              (normal ? " randn" : " uniform"));
+      }
+  }
+}
+
+// A NaN in q, k, v or grad_out: NaN gradients exactly where the SIMT backward's are (a zero P or
+// dS times a NaN operand is NaN in both: the NaN spreads through the same 64-row or 64-key
+// tiles; a NaN P or dS stays NaN through its rounding to the dtype), the rest within the bound.
+TEST_F(HalfMmaAttention, NaNAsTheSimtBackward) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(102, gpu);
+  const std::int64_t sq = 130, sk = 70;
+  for (const DType half : {DType::BF16, DType::F16})
+    for (const std::int64_t d : {64, 128})
+      for (const bool causal : {false, true})
+        for (int which = 0; which < 4; ++which) {  // the NaN in q, k, v, grad_out
+          const Problem pr{1, 4, 2, sq, sk, d, causal};
+          auto values = [&](Shape s) {
+            return host(rounded_to(random::randn(std::move(s), DType::F32, gpu, &generator), half));
+          };
+          std::vector<float> qh = values({1, 4, sq, d}), kh = values({1, 2, sk, d});
+          std::vector<float> vh = values({1, 2, sk, d}), gh = values({1, 4, sq, d});
+          if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100
+          if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;   // kv head 1, key 69
+          if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;   // kv head 0, key 10
+          if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;  // head 3, query 129
+          const Inputs in =
+              prepare(pr, half, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
+                      from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+          expect_agrees(in, "NaN in input " + std::to_string(which) + ", D " + std::to_string(d) +
+                                (causal ? " causal" : ""));
+        }
+}
+
+}  // namespace
+}  // namespace ferrite
+
+#endif  // FERRITE_WITH_CUDA
