@@ -40,14 +40,16 @@
 // compute dP^T = V dO^T, read their partner's P^T (F32) from shared memory after a barrier, form
 // dS^T = P^T (dP^T - delta) and dK += dS^T Q.
 //
-// Cost (D = 128, per warp and 64 x 64 tile pair; 1xTF32's in brackets): dq 96 MMAs m16n8k16 (32
-// each for S, dP and dQ) [192 m16n8k8], 48 + 16 ldmatrix.x4 [~100 float4 reads + ~100 register
-// moves], dk/dv 128 MMAs [256], 32 + 32 ldmatrix.x4. A m16n8k16 F16/BF16 MMA does 2x the work of
-// a m16n8k8 TF32 one in about the same tensor-pipe time on sm_90 (dense F16 rate 2x TF32's), so
-// the tensor pipe needs ~half of 1xTF32's clocks, and the instruction stream (MMAs, fragment
-// loads, the exponentials and masks, which are the same count) about 55-60% of it. Shared memory
-// halves too: dq 104448 B at D = 128 (1xTF32: 212992), dk/dv 121856 B (230400). See the commit
-// message and docs for the estimate and the ptxas budget.
+// Budget (ptxas -v, CUDA 13.0, sm_90), __launch_bounds__(256, 1), no spills, no stack, BF16 and
+// F16 alike: dq 210 / 170 registers (D = 128 / 64), shared 104448 / 55296 B (1xTF32: 212992 /
+// 114688); dk/dv 203 / 145 registers, shared 121856 / 72704 B (230400 / 132096).
+// Cost (SASS, D = 128, per warp and 64 x 64 tile pair, a full tile; 1xTF32's in brackets): dq 96
+// m16n8k16 MMAs [192 m16n8k8], 64 ldmatrix.x4, ~425 instructions [~800]; dk/dv 128 MMAs [256],
+// 72 ldmatrix.x4, ~565 instructions [~1200-1500; its P^T section with expf alone ~500]. A m16n8k16
+// F16/BF16 MMA does twice the work of a m16n8k8 TF32 one in about the same tensor-pipe time (the
+// dense F16 rate of sm_90 is twice TF32's), so the tensor pipe and the instruction stream both
+// need ~40-55% of 1xTF32's. The dk/dv kernel leaves the masks' index arithmetic to ragged and
+// diagonal tiles (`full` below): ~5 instructions a score, more than its exponential.
 //
 // To verify on the GPU (build-gpu: the CUDA build):
 //   build-gpu/tests/ferrite_cuda_tests --gtest_filter='HalfMmaAttention*'
@@ -207,12 +209,19 @@ __device__ __forceinline__ void store_rows(u16* dst0, const float (&acc)[D / 8][
   }
 }
 
-// expf computed whether or not the caller uses it, kept out of a branch of its own (see
-// expf_unconditional in attention_f32_tf32x3_bwd.cu: 32.4 -> 36.0 TFLOP/s there).
-__device__ __forceinline__ float expf_unconditional(float x) {
-  float e = expf(x);
-  asm volatile("" : "+f"(e));
-  return e;
+// P = exp(scale s - lse) as 2^(s scale log2(e) - lse log2(e)): one FFMA (lse log2(e) taken once
+// a row) and one MUFU.EX2 (ex2.approx.ftz.f32: relative error ~2^-22, results below 2^-126
+// flushed to 0), where expf costs ~8 instructions: 16 (dq) and 32 (dk/dv's P^T warps) of them a
+// tile pair, against 96 / 128 MMAs. The argument's extra rounding (lse log2(e), ~2^-24 |lse|
+// absolute) moves P by ~1e-6 relative at |lse| ~ 10, 1/500 of F16's rounding of P and far less
+// of BF16's. ex2 keeps NaN, gives 0 for -inf and inf for inf, as expf. Volatile: computed for
+// every score whatever the mask says (not sunk into a branch of its own; see
+// expf_unconditional in attention_f32_tf32x3_bwd.cu), hidden ones then dropped by a select.
+constexpr float kLog2e = 1.4426950408889634f;
+__device__ __forceinline__ float exp2_unconditional(float x) {
+  float y;
+  asm volatile("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
 }
 
 template <int D>
@@ -271,13 +280,14 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
   }
   commit_group();
 
-  float lse[2], delta[2];
+  float lse2[2], delta[2];  // logsumexp times log2(e) (exp2_unconditional), delta
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     const int row = row0 + 8 * hr;
-    lse[hr] = row < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + row] : -INFINITY;
+    lse2[hr] = row < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + row] * kLog2e : -INFINITY;
     delta[hr] = row < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + row] : 0.f;
   }
+  const float scale2 = s.scale * kLog2e;
   float acc[kOTiles][4];
 #pragma unroll
   for (int nt = 0; nt < kOTiles; ++nt)
@@ -322,8 +332,8 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
       for (int i = 0; i < 4; ++i) {
         const int hr = i >> 1, row = row0 + 8 * hr;
         const int key = kbase + score_row(j, c_col(lane, i));
-        const bool visible = key < s.seq_k && (!s.causal || key <= row) && lse[hr] != -INFINITY;
-        const float prob = expf_unconditional(sd[0][j][i] * s.scale - lse[hr]);
+        const bool visible = key < s.seq_k && (!s.causal || key <= row) && lse2[hr] != -INFINITY;
+        const float prob = exp2_unconditional(fmaf(sd[0][j][i], scale2, -lse2[hr]));
         sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
       }
     second<D, kHalf, kBf16>(acc, sd[0], smem_u32(ks + b_second));
@@ -379,13 +389,14 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
                   row0_of(t), s.seq_q);
   };
   float* stats_base = reinterpret_cast<float*>(smem_raw + L::kStatsBytes);
-  // The tile's logsumexp and delta, with plain loads (visible after the next barrier).
+  // The tile's logsumexp (times log2(e): exp2_unconditional) and delta, with plain loads
+  // (visible after the next barrier).
   auto stage_row_stats = [&](int t, int buf) {
     if (threadIdx.x < kTile) {
       const std::int64_t bh = head_of(t);
       const int i = row0_of(t) + static_cast<int>(threadIdx.x);
       float* stats = stats_base + buf * 2 * kTile;
-      stats[threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + i] : -INFINITY;
+      stats[threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + i] * kLog2e : -INFINITY;
       stats[kTile + threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + i] : 0.f;
     }
   };
@@ -414,6 +425,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   // Role 0 hands P^T to role 1 in its register order: n-tile j at xs[32 j], same lane.
   float4* xs = reinterpret_cast<float4*>(smem_raw + L::kXBytes) + kg * kNT * 32 + lane;
   const int key0 = n0 + 16 * kg + g;  // this lane's keys: key0 and key0 + 8
+  const float scale2 = s.scale * kLog2e;
 
   for (int t = 0; t < tiles; ++t) {
     const int buf = t & 1, i0 = row0_of(t);
@@ -436,36 +448,58 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
     const unsigned stream[1] = {smem_u32((role == 0 ? qt : gt) + b_score)};
     score<D, kNT, 1, kBf16>(sc, own, stream);
 
-    // Register i of n-tile j: own key key0 + 8 (i >> 1), streamed row 8j + 2q + (i & 1).
-    auto visible = [&](int j, int i) {
-      const int r = score_row(j, c_col(lane, i)), row = i0 + r, key = key0 + 8 * (i >> 1);
-      return key < s.seq_k && row < s.seq_q && (!s.causal || key <= row) && stats[r] != -INFINITY;
+    // Register i of n-tile j: own key key0 + 8 (i >> 1), streamed row r = 8j + 2q + (i & 1) of
+    // the tile. Visible: r < Sq - i0 and key < Sk (hi), causal key <= i0 + r (lo), lse != -inf.
+    // A full tile (every row and key there, causal or not every key <= every row: the block's
+    // keys all precede the tile's rows) needs the lse test only: the masks' index arithmetic
+    // (~5 instructions a score, more than the exponential) is left to ragged and diagonal tiles.
+    const bool full = i0 + kTile <= s.seq_q && n0 + kTile <= s.seq_k && (!s.causal || n0 + kTile - 1 <= i0);
+    int lo[2], hi[2];  // visible rows r in [lo, hi) for key key0 + 8 hr, less this lane's 2q
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr) {
+      const int key = key0 + 8 * hr;
+      lo[hr] = (s.causal ? key - i0 : 0) - 2 * lq;
+      hi[hr] = (key < s.seq_k ? s.seq_q - i0 : 0) - 2 * lq;
+    }
+    auto visible = [&]<bool kFull>(int j, int i) {
+      const int r = score_row(j, c_col(lane, i)), rr = r - 2 * lq;  // rr: a constant for the compiler
+      const bool seen = stats[r] != -INFINITY;
+      if constexpr (kFull) return seen;
+      return seen && rr >= lo[i >> 1] && rr < hi[i >> 1];
     };
-    if (role == 0) {
+    auto probabilities = [&]<bool kFull>() {  // role 0: P^T, handed to role 1 in register order
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const int r = score_row(j, c_col(lane, i));
-          const float e = expf(sc[0][j][i] * s.scale - stats[r]);  // branch-free: a select of its own
-          sc[0][j][i] = visible(j, i) ? e : 0.f;
+          const float e = exp2_unconditional(fmaf(sc[0][j][i], scale2, -stats[r]));
+          sc[0][j][i] = visible.template operator()<kFull>(j, i) ? e : 0.f;
         }
         xs[32 * j] = make_float4(sc[0][j][0], sc[0][j][1], sc[0][j][2], sc[0][j][3]);
       }
-    }
-    __syncthreads();  // P^T visible to role 1
-    if (role == 1) {
+    };
+    // Role 1: dS^T = P^T (dP^T - delta). The rows' delta pairs (rows 8j + 2q, + 1: c_col's
+    // pair) load whatever the mask says: as a select's operand, not a load under it (the
+    // compiler made 31 predicated loads and 35 register zeroings of it in the full path).
+    static_assert(c_col(0, 1) == c_col(0, 0) + 1 && c_col(0, 2) == c_col(0, 0) && c_col(0, 0) == 0);
+    auto score_grads = [&]<bool kFull>() {
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
         const float4 pf = xs[32 * j];
         const float pe[4] = {pf.x, pf.y, pf.z, pf.w};
+        const float2 dl = *reinterpret_cast<const float2*>(stats + kTile + score_row(j, 2 * lq));
+        const float de[2] = {dl.x, dl.y};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
-          const int r = score_row(j, c_col(lane, i));
-          sc[0][j][i] = visible(j, i) ? pe[i] * (sc[0][j][i] - stats[kTile + r]) : 0.f;
+          const float ds = pe[i] * (sc[0][j][i] - de[i & 1]);
+          sc[0][j][i] = visible.template operator()<kFull>(j, i) ? ds : 0.f;
         }
       }
-    }
+    };
+    if (role == 0) full ? probabilities.template operator()<true>() : probabilities.template operator()<false>();
+    __syncthreads();  // P^T visible to role 1
+    if (role == 1) full ? score_grads.template operator()<true>() : score_grads.template operator()<false>();
     // Role 0: dV += P^T dO; role 1: dK += dS^T Q.
     const u16* bt = role == 0 ? gt : qt;
     second<D, kNT, kBf16>(acc, sc[0], smem_u32(bt + b_second));
