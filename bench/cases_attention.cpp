@@ -112,7 +112,8 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   add_problem(ctx, cases, "sdpa_bf16_d256", DType::BF16, full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 256, false,
               false, 45, true);
   // At S = 16384 cuDNN's deterministic backward would keep an S x S dP (16 GiB): its graph is
-  // declined (src/cuda/attention/cudnn_sdpa.cpp) and the backward runs on the tiled F32 kernels.
+  // declined (src/cuda/attention/cudnn_sdpa.cpp) and the backward runs on the own F16/BF16 tensor-core
+  // kernels (attention_half_mma_bwd.cu; FERRITE_ATTENTION_HALF_BWD=f32: the tiled F32 kernels on copies).
   add_problem(ctx, cases, "sdpa_bf16_s16k_causal", DType::BF16, 1, full ? 32 : 2, full ? 16384 : 64, 128, true, false,
               49);
   add_grouped_problem(ctx, cases, "sdpa_bf16_gqa_causal", full ? 4 : 1, full ? 32 : 4, full ? 8 : 1,
