@@ -199,7 +199,8 @@ TermSums term_sums(const Inputs& in) {
           return sum;
         };
         double mx = -INFINITY, l = 0, delta = 0;
-        for (std::int64_t j = 0; j < keys; ++j) mx = std::max(mx, p[static_cast<std::size_t>(j)] = scale * dot(q, k, j));
+        for (std::int64_t j = 0; j < keys; ++j)
+          mx = std::max(mx, p[static_cast<std::size_t>(j)] = scale * dot(q, k, j));
         for (std::int64_t j = 0; j < keys; ++j)
           l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
         for (std::int64_t c = 0; c < D; ++c)

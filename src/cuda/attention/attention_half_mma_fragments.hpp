@@ -45,8 +45,12 @@ FERRITE_HALF_MMA_HD constexpr int ldsm_addr_row(int lane) { return lane % 8; }
 FERRITE_HALF_MMA_HD constexpr int ldsm_addr_matrix(int lane) { return lane / 8; }
 // Element h (0: low half, 1: high half) of the register a lane receives from an 8 x 8 matrix
 // (the same for each of the four registers, each from its own matrix).
-FERRITE_HALF_MMA_HD constexpr int ldsm_row(int lane, int h, bool trans) { return trans ? 2 * (lane % 4) + h : lane / 4; }
-FERRITE_HALF_MMA_HD constexpr int ldsm_col(int lane, int h, bool trans) { return trans ? lane / 4 : 2 * (lane % 4) + h; }
+FERRITE_HALF_MMA_HD constexpr int ldsm_row(int lane, int h, bool trans) {
+  return trans ? 2 * (lane % 4) + h : lane / 4;
+}
+FERRITE_HALF_MMA_HD constexpr int ldsm_col(int lane, int h, bool trans) {
+  return trans ? lane / 4 : 2 * (lane % 4) + h;
+}
 
 // ---- The kernels' choices ----
 // Both kernels run two products per (own tile, streamed tile) pair: a score product C = A_own
