@@ -6,6 +6,12 @@
 // against plain matrix products: the score product C = A_own B_streamed^T over D dims, then
 // X (P or dS, placed in C's accumulators as the kernels place it) times the streamed rows.
 // Small integers keep every sum exact, so the comparisons are equalities.
+//
+// The emulated hardware (which lane holds which element after an ldmatrix or an MMA, which lane
+// supplies which row address) follows the documented layouts written out below as literal
+// tables, not the header's maps: an emulation built from the maps would agree with a wrong map.
+// The header's maps are compared with the tables entry by entry; the kernels' own choices (which
+// row and dim each lane addresses, the C -> A hand-over) are checked through the replay.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -25,6 +31,155 @@ using BFrag = double[kLanes][4];
 using CFrag = double[kLanes][4];
 using Regs = double[kLanes][4][2];  // an ldmatrix.x4's four registers, two halves each
 
+// ---- The documented layouts, as data ----
+// Owner of a matrix element: the lane and the index of the element in that lane's fragment
+// (a_i, b_i, c_i of the MMA; for ldmatrix, the half of the destination register: 0 the low 16
+// bits, 1 the high). Grids in the PTX ISA figures' orientation (row, column). Sources, the PTX ISA
+// (https://docs.nvidia.com/cuda/parallel-thread-execution/): "Matrix Fragments for mma.m16n8k16
+// with floating point type" (#warp-level-matrix-fragment-mma-16816-float: the A, B and C/D
+// figures and their row/col formulas for .f16/.bf16 inputs and .f32 accumulators) and
+// "Warp-level matrix load instruction: ldmatrix" (#warp-level-matrix-instructions-ldmatrix: the
+// address table, the 8x8 fragment figure, and .trans: "the matrix is loaded in column-major
+// format"). Cross-checked entry by entry against CUTLASS's CuTe traits (NVIDIA/cutlass
+// include/cute/atom/mma_traits_sm80.hpp: SM80_16x8x16_F16F16F16F16_TN, whose layouts the
+// F32F16F16F32 and F32BF16BF16F32 atoms inherit; include/cute/atom/copy_traits_sm75.hpp:
+// SM75_U32x4_LDSM_N, SM75_U16x8_LDSM_T).
+struct Owner {
+  int lane, elem;
+};
+
+// m16n8k16 A (16 x 16, row m, column k), .f16/.bf16: a0..a7 in four 32-bit registers, low to high.
+constexpr Owner kPtxA[16][16] = {
+    {{ 0, 0}, { 0, 1}, { 1, 0}, { 1, 1}, { 2, 0}, { 2, 1}, { 3, 0}, { 3, 1},  // row 0
+     { 0, 4}, { 0, 5}, { 1, 4}, { 1, 5}, { 2, 4}, { 2, 5}, { 3, 4}, { 3, 5}},
+    {{ 4, 0}, { 4, 1}, { 5, 0}, { 5, 1}, { 6, 0}, { 6, 1}, { 7, 0}, { 7, 1},  // row 1
+     { 4, 4}, { 4, 5}, { 5, 4}, { 5, 5}, { 6, 4}, { 6, 5}, { 7, 4}, { 7, 5}},
+    {{ 8, 0}, { 8, 1}, { 9, 0}, { 9, 1}, {10, 0}, {10, 1}, {11, 0}, {11, 1},  // row 2
+     { 8, 4}, { 8, 5}, { 9, 4}, { 9, 5}, {10, 4}, {10, 5}, {11, 4}, {11, 5}},
+    {{12, 0}, {12, 1}, {13, 0}, {13, 1}, {14, 0}, {14, 1}, {15, 0}, {15, 1},  // row 3
+     {12, 4}, {12, 5}, {13, 4}, {13, 5}, {14, 4}, {14, 5}, {15, 4}, {15, 5}},
+    {{16, 0}, {16, 1}, {17, 0}, {17, 1}, {18, 0}, {18, 1}, {19, 0}, {19, 1},  // row 4
+     {16, 4}, {16, 5}, {17, 4}, {17, 5}, {18, 4}, {18, 5}, {19, 4}, {19, 5}},
+    {{20, 0}, {20, 1}, {21, 0}, {21, 1}, {22, 0}, {22, 1}, {23, 0}, {23, 1},  // row 5
+     {20, 4}, {20, 5}, {21, 4}, {21, 5}, {22, 4}, {22, 5}, {23, 4}, {23, 5}},
+    {{24, 0}, {24, 1}, {25, 0}, {25, 1}, {26, 0}, {26, 1}, {27, 0}, {27, 1},  // row 6
+     {24, 4}, {24, 5}, {25, 4}, {25, 5}, {26, 4}, {26, 5}, {27, 4}, {27, 5}},
+    {{28, 0}, {28, 1}, {29, 0}, {29, 1}, {30, 0}, {30, 1}, {31, 0}, {31, 1},  // row 7
+     {28, 4}, {28, 5}, {29, 4}, {29, 5}, {30, 4}, {30, 5}, {31, 4}, {31, 5}},
+    {{ 0, 2}, { 0, 3}, { 1, 2}, { 1, 3}, { 2, 2}, { 2, 3}, { 3, 2}, { 3, 3},  // row 8
+     { 0, 6}, { 0, 7}, { 1, 6}, { 1, 7}, { 2, 6}, { 2, 7}, { 3, 6}, { 3, 7}},
+    {{ 4, 2}, { 4, 3}, { 5, 2}, { 5, 3}, { 6, 2}, { 6, 3}, { 7, 2}, { 7, 3},  // row 9
+     { 4, 6}, { 4, 7}, { 5, 6}, { 5, 7}, { 6, 6}, { 6, 7}, { 7, 6}, { 7, 7}},
+    {{ 8, 2}, { 8, 3}, { 9, 2}, { 9, 3}, {10, 2}, {10, 3}, {11, 2}, {11, 3},  // row 10
+     { 8, 6}, { 8, 7}, { 9, 6}, { 9, 7}, {10, 6}, {10, 7}, {11, 6}, {11, 7}},
+    {{12, 2}, {12, 3}, {13, 2}, {13, 3}, {14, 2}, {14, 3}, {15, 2}, {15, 3},  // row 11
+     {12, 6}, {12, 7}, {13, 6}, {13, 7}, {14, 6}, {14, 7}, {15, 6}, {15, 7}},
+    {{16, 2}, {16, 3}, {17, 2}, {17, 3}, {18, 2}, {18, 3}, {19, 2}, {19, 3},  // row 12
+     {16, 6}, {16, 7}, {17, 6}, {17, 7}, {18, 6}, {18, 7}, {19, 6}, {19, 7}},
+    {{20, 2}, {20, 3}, {21, 2}, {21, 3}, {22, 2}, {22, 3}, {23, 2}, {23, 3},  // row 13
+     {20, 6}, {20, 7}, {21, 6}, {21, 7}, {22, 6}, {22, 7}, {23, 6}, {23, 7}},
+    {{24, 2}, {24, 3}, {25, 2}, {25, 3}, {26, 2}, {26, 3}, {27, 2}, {27, 3},  // row 14
+     {24, 6}, {24, 7}, {25, 6}, {25, 7}, {26, 6}, {26, 7}, {27, 6}, {27, 7}},
+    {{28, 2}, {28, 3}, {29, 2}, {29, 3}, {30, 2}, {30, 3}, {31, 2}, {31, 3},  // row 15
+     {28, 6}, {28, 7}, {29, 6}, {29, 7}, {30, 6}, {30, 7}, {31, 6}, {31, 7}},
+};
+
+// m16n8k16 B (16 x 8, row k, column n), .f16/.bf16: b0..b3 in two 32-bit registers, low to high.
+constexpr Owner kPtxB[16][8] = {
+    {{ 0, 0}, { 4, 0}, { 8, 0}, {12, 0}, {16, 0}, {20, 0}, {24, 0}, {28, 0}},  // row 0
+    {{ 0, 1}, { 4, 1}, { 8, 1}, {12, 1}, {16, 1}, {20, 1}, {24, 1}, {28, 1}},  // row 1
+    {{ 1, 0}, { 5, 0}, { 9, 0}, {13, 0}, {17, 0}, {21, 0}, {25, 0}, {29, 0}},  // row 2
+    {{ 1, 1}, { 5, 1}, { 9, 1}, {13, 1}, {17, 1}, {21, 1}, {25, 1}, {29, 1}},  // row 3
+    {{ 2, 0}, { 6, 0}, {10, 0}, {14, 0}, {18, 0}, {22, 0}, {26, 0}, {30, 0}},  // row 4
+    {{ 2, 1}, { 6, 1}, {10, 1}, {14, 1}, {18, 1}, {22, 1}, {26, 1}, {30, 1}},  // row 5
+    {{ 3, 0}, { 7, 0}, {11, 0}, {15, 0}, {19, 0}, {23, 0}, {27, 0}, {31, 0}},  // row 6
+    {{ 3, 1}, { 7, 1}, {11, 1}, {15, 1}, {19, 1}, {23, 1}, {27, 1}, {31, 1}},  // row 7
+    {{ 0, 2}, { 4, 2}, { 8, 2}, {12, 2}, {16, 2}, {20, 2}, {24, 2}, {28, 2}},  // row 8
+    {{ 0, 3}, { 4, 3}, { 8, 3}, {12, 3}, {16, 3}, {20, 3}, {24, 3}, {28, 3}},  // row 9
+    {{ 1, 2}, { 5, 2}, { 9, 2}, {13, 2}, {17, 2}, {21, 2}, {25, 2}, {29, 2}},  // row 10
+    {{ 1, 3}, { 5, 3}, { 9, 3}, {13, 3}, {17, 3}, {21, 3}, {25, 3}, {29, 3}},  // row 11
+    {{ 2, 2}, { 6, 2}, {10, 2}, {14, 2}, {18, 2}, {22, 2}, {26, 2}, {30, 2}},  // row 12
+    {{ 2, 3}, { 6, 3}, {10, 3}, {14, 3}, {18, 3}, {22, 3}, {26, 3}, {30, 3}},  // row 13
+    {{ 3, 2}, { 7, 2}, {11, 2}, {15, 2}, {19, 2}, {23, 2}, {27, 2}, {31, 2}},  // row 14
+    {{ 3, 3}, { 7, 3}, {11, 3}, {15, 3}, {19, 3}, {23, 3}, {27, 3}, {31, 3}},  // row 15
+};
+
+// m16n8k16 C/D (16 x 8, row m, column n), .f32: c0..c3.
+constexpr Owner kPtxC[16][8] = {
+    {{ 0, 0}, { 0, 1}, { 1, 0}, { 1, 1}, { 2, 0}, { 2, 1}, { 3, 0}, { 3, 1}},  // row 0
+    {{ 4, 0}, { 4, 1}, { 5, 0}, { 5, 1}, { 6, 0}, { 6, 1}, { 7, 0}, { 7, 1}},  // row 1
+    {{ 8, 0}, { 8, 1}, { 9, 0}, { 9, 1}, {10, 0}, {10, 1}, {11, 0}, {11, 1}},  // row 2
+    {{12, 0}, {12, 1}, {13, 0}, {13, 1}, {14, 0}, {14, 1}, {15, 0}, {15, 1}},  // row 3
+    {{16, 0}, {16, 1}, {17, 0}, {17, 1}, {18, 0}, {18, 1}, {19, 0}, {19, 1}},  // row 4
+    {{20, 0}, {20, 1}, {21, 0}, {21, 1}, {22, 0}, {22, 1}, {23, 0}, {23, 1}},  // row 5
+    {{24, 0}, {24, 1}, {25, 0}, {25, 1}, {26, 0}, {26, 1}, {27, 0}, {27, 1}},  // row 6
+    {{28, 0}, {28, 1}, {29, 0}, {29, 1}, {30, 0}, {30, 1}, {31, 0}, {31, 1}},  // row 7
+    {{ 0, 2}, { 0, 3}, { 1, 2}, { 1, 3}, { 2, 2}, { 2, 3}, { 3, 2}, { 3, 3}},  // row 8
+    {{ 4, 2}, { 4, 3}, { 5, 2}, { 5, 3}, { 6, 2}, { 6, 3}, { 7, 2}, { 7, 3}},  // row 9
+    {{ 8, 2}, { 8, 3}, { 9, 2}, { 9, 3}, {10, 2}, {10, 3}, {11, 2}, {11, 3}},  // row 10
+    {{12, 2}, {12, 3}, {13, 2}, {13, 3}, {14, 2}, {14, 3}, {15, 2}, {15, 3}},  // row 11
+    {{16, 2}, {16, 3}, {17, 2}, {17, 3}, {18, 2}, {18, 3}, {19, 2}, {19, 3}},  // row 12
+    {{20, 2}, {20, 3}, {21, 2}, {21, 3}, {22, 2}, {22, 3}, {23, 2}, {23, 3}},  // row 13
+    {{24, 2}, {24, 3}, {25, 2}, {25, 3}, {26, 2}, {26, 3}, {27, 2}, {27, 3}},  // row 14
+    {{28, 2}, {28, 3}, {29, 2}, {29, 3}, {30, 2}, {30, 3}, {31, 2}, {31, 3}},  // row 15
+};
+
+// ldmatrix .m8n8 .b16, one 8 x 8 matrix as stored (row: the row whose address a lane supplied,
+// column: the 16-bit element within its 16 bytes); elem: the half of the lane's register.
+constexpr Owner kPtxLdsm[8][8] = {
+    {{ 0, 0}, { 0, 1}, { 1, 0}, { 1, 1}, { 2, 0}, { 2, 1}, { 3, 0}, { 3, 1}},  // row 0
+    {{ 4, 0}, { 4, 1}, { 5, 0}, { 5, 1}, { 6, 0}, { 6, 1}, { 7, 0}, { 7, 1}},  // row 1
+    {{ 8, 0}, { 8, 1}, { 9, 0}, { 9, 1}, {10, 0}, {10, 1}, {11, 0}, {11, 1}},  // row 2
+    {{12, 0}, {12, 1}, {13, 0}, {13, 1}, {14, 0}, {14, 1}, {15, 0}, {15, 1}},  // row 3
+    {{16, 0}, {16, 1}, {17, 0}, {17, 1}, {18, 0}, {18, 1}, {19, 0}, {19, 1}},  // row 4
+    {{20, 0}, {20, 1}, {21, 0}, {21, 1}, {22, 0}, {22, 1}, {23, 0}, {23, 1}},  // row 5
+    {{24, 0}, {24, 1}, {25, 0}, {25, 1}, {26, 0}, {26, 1}, {27, 0}, {27, 1}},  // row 6
+    {{28, 0}, {28, 1}, {29, 0}, {29, 1}, {30, 0}, {30, 1}, {31, 0}, {31, 1}},  // row 7
+};
+
+// The same with .trans: the stored matrix read column-major, so a lane's register holds two
+// elements of one stored column (rows 2 (l % 4), + 1 of column l / 4).
+constexpr Owner kPtxLdsmTrans[8][8] = {
+    {{ 0, 0}, { 4, 0}, { 8, 0}, {12, 0}, {16, 0}, {20, 0}, {24, 0}, {28, 0}},  // row 0
+    {{ 0, 1}, { 4, 1}, { 8, 1}, {12, 1}, {16, 1}, {20, 1}, {24, 1}, {28, 1}},  // row 1
+    {{ 1, 0}, { 5, 0}, { 9, 0}, {13, 0}, {17, 0}, {21, 0}, {25, 0}, {29, 0}},  // row 2
+    {{ 1, 1}, { 5, 1}, { 9, 1}, {13, 1}, {17, 1}, {21, 1}, {25, 1}, {29, 1}},  // row 3
+    {{ 2, 0}, { 6, 0}, {10, 0}, {14, 0}, {18, 0}, {22, 0}, {26, 0}, {30, 0}},  // row 4
+    {{ 2, 1}, { 6, 1}, {10, 1}, {14, 1}, {18, 1}, {22, 1}, {26, 1}, {30, 1}},  // row 5
+    {{ 3, 0}, { 7, 0}, {11, 0}, {15, 0}, {19, 0}, {23, 0}, {27, 0}, {31, 0}},  // row 6
+    {{ 3, 1}, { 7, 1}, {11, 1}, {15, 1}, {19, 1}, {23, 1}, {27, 1}, {31, 1}},  // row 7
+};
+
+// ldmatrix .x4: the lane that supplies the address of row r of matrix m (threads 0-7 the first
+// matrix's rows 0-7, 8-15 the second's, ...); register m of every lane comes from matrix m.
+constexpr int kPtxLdsmAddr[4][8] = {
+    {0, 1, 2, 3, 4, 5, 6, 7}, {8, 9, 10, 11, 12, 13, 14, 15}, {16, 17, 18, 19, 20, 21, 22, 23},
+    {24, 25, 26, 27, 28, 29, 30, 31}};
+
+// The tables inverted: where element `elem` of lane `lane` sits.
+struct Pos {
+  int row = -1, col = -1;
+};
+template <int R, int C, int E>
+struct Inverse {
+  Pos at[kLanes][E];
+  int seen[kLanes][E] = {};  // how often the table names each (lane, elem): 1 when it is a layout
+  constexpr explicit Inverse(const Owner (&t)[R][C]) {
+    for (int r = 0; r < R; ++r)
+      for (int c = 0; c < C; ++c) {
+        const Owner o = t[r][c];
+        if (o.lane < 0 || o.lane >= kLanes || o.elem < 0 || o.elem >= E) continue;
+        at[o.lane][o.elem] = Pos{r, c};
+        ++seen[o.lane][o.elem];
+      }
+  }
+};
+constexpr Inverse<16, 16, 8> kDocA(kPtxA);
+constexpr Inverse<16, 8, 4> kDocB(kPtxB);
+constexpr Inverse<16, 8, 4> kDocC(kPtxC);
+constexpr Inverse<8, 8, 2> kDocLdsm(kPtxLdsm);
+constexpr Inverse<8, 8, 2> kDocLdsmTrans(kPtxLdsmTrans);
+
 // A row-major tile as the kernels stage it (one row per key or query, head dims consecutive).
 struct Tile {
   int rows, cols;
@@ -35,38 +190,43 @@ struct Tile {
   }
 };
 
-// ldmatrix.sync.aligned.m8n8.x4(.trans).shared.b16: lane l supplies the (row, column) of row
-// l % 8 of matrix l / 8 (16 bytes from there: 8 elements); each lane gets register r from matrix r.
+// ldmatrix.sync.aligned.m8n8.x4(.trans).shared.b16 as documented (kPtxLdsmAddr, kPtxLdsm,
+// kPtxLdsmTrans): the lane kPtxLdsmAddr[m][r] supplies the (row, column) where row r of matrix m
+// starts (16 bytes from there: 8 elements); each lane gets register m from matrix m.
 template <class Addr>
 void emulated_ldsm(Regs& out, const Tile& t, Addr addr, bool trans) {
   int row_of[4][8], col_of[4][8];
-  for (int lane = 0; lane < kLanes; ++lane) {
-    const auto [r, c] = addr(lane);
-    row_of[ldsm_addr_matrix(lane)][ldsm_addr_row(lane)] = r;
-    col_of[ldsm_addr_matrix(lane)][ldsm_addr_row(lane)] = c;
-    ASSERT_EQ(c % 8, 0) << "ldmatrix rows start on 16 bytes";
-  }
+  for (int m = 0; m < 4; ++m)
+    for (int r = 0; r < 8; ++r) {
+      const auto [tr, tc] = addr(kPtxLdsmAddr[m][r]);
+      row_of[m][r] = tr;
+      col_of[m][r] = tc;
+      ASSERT_EQ(tc % 8, 0) << "ldmatrix rows start on 16 bytes";
+    }
+  const auto& doc = trans ? kDocLdsmTrans : kDocLdsm;
   for (int lane = 0; lane < kLanes; ++lane)
     for (int m = 0; m < 4; ++m)
       for (int h = 0; h < 2; ++h) {
-        const int mr = ldsm_row(lane, h, trans), mc = ldsm_col(lane, h, trans);
-        out[lane][m][h] = t.at(row_of[m][mr], col_of[m][mr] + mc);
+        const Pos p = doc.at[lane][h];  // (stored row, element within it) of each matrix
+        out[lane][m][h] = t.at(row_of[m][p.row], col_of[m][p.row] + p.col);
       }
 }
 
-// One warp's m16n8k16 from the fragment layout: d = a b + c, every A and B element held by
-// exactly one lane.
+// One warp's m16n8k16 from the documented fragment layout (kPtxA, kPtxB, kPtxC): d = a b + c,
+// every A and B element held by exactly one lane.
 void emulated_mma(CFrag& c, const AFrag& a, const BFrag& b) {
   double am[16][16] = {}, bm[16][8] = {};
   int a_seen[16][16] = {}, b_seen[16][8] = {};
   for (int lane = 0; lane < kLanes; ++lane) {
     for (int i = 0; i < 8; ++i) {
-      am[a_row(lane, i)][a_col(lane, i)] = a[lane][i];
-      ++a_seen[a_row(lane, i)][a_col(lane, i)];
+      const Pos p = kDocA.at[lane][i];
+      am[p.row][p.col] = a[lane][i];
+      ++a_seen[p.row][p.col];
     }
     for (int i = 0; i < 4; ++i) {
-      bm[b_row(lane, i)][b_col(lane, i)] = b[lane][i];
-      ++b_seen[b_row(lane, i)][b_col(lane, i)];
+      const Pos p = kDocB.at[lane][i];
+      bm[p.row][p.col] = b[lane][i];
+      ++b_seen[p.row][p.col];
     }
   }
   for (int r = 0; r < 16; ++r)
@@ -75,10 +235,43 @@ void emulated_mma(CFrag& c, const AFrag& a, const BFrag& b) {
     for (int n = 0; n < 8; ++n) ASSERT_EQ(b_seen[k][n], 1) << "B element (" << k << ", " << n << ")";
   for (int lane = 0; lane < kLanes; ++lane)
     for (int i = 0; i < 4; ++i) {
+      const Pos p = kDocC.at[lane][i];
       double sum = c[lane][i];
-      for (int k = 0; k < 16; ++k) sum += am[c_row(lane, i)][k] * bm[k][c_col(lane, i)];
+      for (int k = 0; k < 16; ++k) sum += am[p.row][k] * bm[k][p.col];
       c[lane][i] = sum;
     }
+}
+
+// Each table is a layout (every (lane, element) named exactly once: the grids' sizes then make
+// every matrix element held exactly once), and every header map names the documented position:
+// the maps are data the kernels compute addresses and masks from, the tables what the hardware does.
+TEST(HalfMmaFragments, MapsEqualTheDocumentedTables) {
+  for (int lane = 0; lane < kLanes; ++lane) {
+    for (int i = 0; i < 8; ++i) {
+      ASSERT_EQ(kDocA.seen[lane][i], 1) << "kPtxA, lane " << lane << " a" << i;
+      EXPECT_EQ(a_row(lane, i), kDocA.at[lane][i].row) << "a_row, lane " << lane << " a" << i;
+      EXPECT_EQ(a_col(lane, i), kDocA.at[lane][i].col) << "a_col, lane " << lane << " a" << i;
+    }
+    for (int i = 0; i < 4; ++i) {
+      ASSERT_EQ(kDocB.seen[lane][i], 1) << "kPtxB, lane " << lane << " b" << i;
+      ASSERT_EQ(kDocC.seen[lane][i], 1) << "kPtxC, lane " << lane << " c" << i;
+      EXPECT_EQ(b_row(lane, i), kDocB.at[lane][i].row) << "b_row, lane " << lane << " b" << i;
+      EXPECT_EQ(b_col(lane, i), kDocB.at[lane][i].col) << "b_col, lane " << lane << " b" << i;
+      EXPECT_EQ(c_row(lane, i), kDocC.at[lane][i].row) << "c_row, lane " << lane << " c" << i;
+      EXPECT_EQ(c_col(lane, i), kDocC.at[lane][i].col) << "c_col, lane " << lane << " c" << i;
+    }
+    for (int h = 0; h < 2; ++h) {
+      ASSERT_EQ(kDocLdsm.seen[lane][h], 1) << "kPtxLdsm, lane " << lane << " half " << h;
+      ASSERT_EQ(kDocLdsmTrans.seen[lane][h], 1) << "kPtxLdsmTrans, lane " << lane << " half " << h;
+      EXPECT_EQ(ldsm_row(lane, h, false), kDocLdsm.at[lane][h].row) << "ldsm_row, lane " << lane << " half " << h;
+      EXPECT_EQ(ldsm_col(lane, h, false), kDocLdsm.at[lane][h].col) << "ldsm_col, lane " << lane << " half " << h;
+      EXPECT_EQ(ldsm_row(lane, h, true), kDocLdsmTrans.at[lane][h].row)
+          << "ldsm_row .trans, lane " << lane << " half " << h;
+      EXPECT_EQ(ldsm_col(lane, h, true), kDocLdsmTrans.at[lane][h].col)
+          << "ldsm_col .trans, lane " << lane << " half " << h;
+    }
+    EXPECT_EQ(kPtxLdsmAddr[ldsm_addr_matrix(lane)][ldsm_addr_row(lane)], lane) << "ldsm address, lane " << lane;
+  }
 }
 
 // Entries of the PTX ISA's m16n8k16 .f16/.bf16 layout (lane 5: group 1, quad lane 1) and of
@@ -125,9 +318,10 @@ TEST(HalfMmaFragments, MatchThePtxLayout) {
 TEST(HalfMmaFragments, KernelsHardCodedRowsAndStores) {
   for (int lane = 0; lane < kLanes; ++lane)
     for (int i = 0; i < 4; ++i) {
-      EXPECT_EQ(c_row(lane, i), lane / 4 + 8 * (i >> 1));
+      EXPECT_EQ(kDocC.at[lane][i].row, lane / 4 + 8 * (i >> 1));
+      EXPECT_EQ(kDocC.at[lane][i].col, c_col(lane, i));  // the dk/dv kernel's masks and delta pairs
       for (int nt = 0; nt < 16; ++nt)
-        EXPECT_EQ(out_dim(nt, c_col(lane, i)), out_dim(nt, 2 * (lane % 4)) + (i & 1));
+        EXPECT_EQ(out_dim(nt, kDocC.at[lane][i].col), out_dim(nt, 2 * (lane % 4)) + (i & 1));
     }
   EXPECT_TRUE(ldsm_conflict_free(64 + 8));
   EXPECT_TRUE(ldsm_conflict_free(128 + 8));
@@ -178,18 +372,19 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0) {
   for (int j = 0; j < NT; ++j)
     for (int lane = 0; lane < kLanes; ++lane)
       for (int i = 0; i < 4; ++i) {
-        const int row = c_row(lane, i), r = score_row(j, c_col(lane, i));
+        const int row = kDocC.at[lane][i].row, r = score_row(j, kDocC.at[lane][i].col);
         double want = 0;
         for (int d = 0; d < D; ++d) want += own.at(own0 + row, d) * stream.at(s0 + r, d);
         ASSERT_EQ(c[j][lane][i], want)
             << "score, D " << D << " own row " << row << " streamed row " << r;
       }
 
-  // X into the accumulators: register i of n-tile j is (own row c_row, streamed row score_row).
+  // X into the accumulators: register i of n-tile j holds (own row, streamed row score_row) at the
+  // documented C position of (lane, i), where the hardware leaves the score.
   for (int j = 0; j < NT; ++j)
     for (int lane = 0; lane < kLanes; ++lane)
       for (int i = 0; i < 4; ++i)
-        c[j][lane][i] = x.at(c_row(lane, i), score_row(j, c_col(lane, i)));
+        c[j][lane][i] = x.at(kDocC.at[lane][i].row, score_row(j, kDocC.at[lane][i].col));
   CFrag o[16];  // D / 8 <= 16
   for (auto& t : o)
     for (auto& l : t)
@@ -204,7 +399,8 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0) {
     // product below, and directly here for a clearer message.
     for (int lane = 0; lane < kLanes; ++lane)
       for (int i = 0; i < 8; ++i)
-        ASSERT_EQ(a[lane][i], x.at(a_row(lane, i), second_row(J, a_col(lane, i)))) << "A from C, lane " << lane;
+        ASSERT_EQ(a[lane][i], x.at(kDocA.at[lane][i].row, second_row(J, kDocA.at[lane][i].col)))
+            << "A from C, lane " << lane;
     for (int np = 0; np < D / 16; ++np) {
       Regs r;
       emulated_ldsm(
@@ -222,7 +418,7 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0) {
   for (int nt = 0; nt < D / 8; ++nt)
     for (int lane = 0; lane < kLanes; ++lane)
       for (int i = 0; i < 4; ++i) {
-        const int row = c_row(lane, i), dim = out_dim(nt, c_col(lane, i));
+        const int row = kDocC.at[lane][i].row, dim = out_dim(nt, kDocC.at[lane][i].col);
         double want = 0;
         for (int r = 0; r < 8 * NT; ++r) want += x.at(row, r) * stream2.at(s0 + r, dim);
         ASSERT_EQ(o[nt][lane][i], want)
