@@ -60,6 +60,7 @@
 #include <cuda_fp16.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/attention/attention_half_mma_fragments.hpp"
@@ -224,6 +225,62 @@ __device__ __forceinline__ float exp2_unconditional(float x) {
   return y;
 }
 
+// ---- Explicit masks (kMask: Bool or Additive; None is the unmasked code, unchanged) ----
+// The mask is read per score element from global memory through its broadcast strides (0 where
+// broadcast: AttentionDesc::mask_strides over [B, Hq, Sq, Sk]), one ld.global.nc a score, issued
+// before the tile's score MMAs so their latency overlaps them. What the kernels take is the raw
+// element (a Bool byte, or the F16/BF16 bits of the additive value); an element they do not read
+// (a key past Sk, a row past Sq, a causally hidden pair, a dead row) takes kHiddenRaw instead,
+// so one test decides visibility: raw != 0 (Bool) or its value != -inf (additive), as
+// mask_term in attention_kernels.cu (a false or -inf entry hides the score whatever q.k is).
+// Strides as the kernels use them: batch and head in 64 bits, row and key in 32 (half_mma_
+// backward_fits: a tile's row offsets 64 s2 and the key offsets Sk s3 fit).
+struct MaskStrides {
+  std::int64_t batch, head;
+  int row, key;
+};
+inline MaskStrides mask_strides_of(const AttentionDesc& d) {
+  return {d.mask_strides[0], d.mask_strides[1], static_cast<int>(d.mask_strides[2]),
+          static_cast<int>(d.mask_strides[3])};
+}
+template <AttentionMaskKind kMask>
+using MaskElem = std::conditional_t<kMask == AttentionMaskKind::Bool, unsigned char, u16>;
+// The raw element of a hidden score: false, or -inf in the dtype (BF16 0xff80, F16 0xfc00).
+template <AttentionMaskKind kMask, bool kBf16>
+constexpr unsigned kHiddenRaw = kMask == AttentionMaskKind::Bool ? 0u : kBf16 ? 0xff80u : 0xfc00u;
+template <AttentionMaskKind kMask, bool kBf16>
+__device__ __forceinline__ unsigned mask_load(const MaskElem<kMask>* at, bool read) {
+  return read ? static_cast<unsigned>(__ldg(at)) : kHiddenRaw<kMask, kBf16>;
+}
+// An additive element's value in F32 (exact: F16 and BF16 widen without rounding).
+template <bool kBf16>
+__device__ __forceinline__ float mask_value(unsigned raw) {
+  if constexpr (kBf16)
+    return __uint_as_float(raw << 16);
+  else
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(raw)));
+}
+template <AttentionMaskKind kMask, bool kBf16>
+__device__ __forceinline__ bool mask_visible(unsigned raw) {
+  if constexpr (kMask == AttentionMaskKind::Bool)
+    return raw != 0;
+  else
+    return mask_value<kBf16>(raw) != -INFINITY;
+}
+// P of a visible score s (the F32 MMA sum q.k) under an additive mask: exp(s scale + m - lse)
+// with the score rounded as the forward rounds it (one FFMA: fmaf(dot, scale, bias) there too),
+// then x - lse (rounded relative to itself: 2^-24 |x - lse|, tiny wherever P is not) times
+// log2(e) into ex2. Not the unmasked
+// path's fmaf(s, scale log2(e), -lse log2(e)): an additive mask can make |lse| large (a row of
+// -10000 entries has lse ~ -10000), and lse log2(e)'s rounding (2^-24 |lse| log2(e), ~9e-4 at
+// 10^4) would move every P of the row by as much, relatively: 2x F16's rounding of P. A Bool
+// mask adds nothing to the scores and keeps the unmasked formula.
+// Role 0's hand-over of a hidden score to role 1 in the masked dk/dv kernel: P is never negative.
+constexpr float kHiddenP = -1.f;
+__device__ __forceinline__ float additive_prob(float s, float scale, float bias, float lse) {
+  return exp2_unconditional((fmaf(s, scale, bias) - lse) * kLog2e);
+}
+
 template <int D>
 struct DqLayout {
   static constexpr int kTileElems = kTile * kStride<D>;
@@ -251,10 +308,19 @@ struct DkvLayout {
   static_assert(kXBytes % 16 == 0);
 };
 static_assert(DkvLayout<64>::kBytes == 72704 && DkvLayout<128>::kBytes == 121856);
+// The masked dk/dv kernel's mask tiles after DkvLayout's bytes: [2][64 keys][kMaskStride rows]
+// raw elements. Stride 66: a key's rows 2q, 2q + 1 are one aligned pair, and 32 consecutive
+// keys of one row stored by a warp hit 32 distinct banks (u16: 33 words apart).
+constexpr int kMaskStride = 66;
+constexpr int kMaskPerThread = kTile * kTile / kThreads;
+template <AttentionMaskKind kMask>
+constexpr std::size_t kMaskTileBytes = kMask == AttentionMaskKind::None ? 0 : 2 * kTile * kMaskStride * sizeof(MaskElem<kMask>);
 
-template <int D, bool kBf16>
-__global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledShape s) {
+template <int D, bool kBf16, AttentionMaskKind kMask>
+__global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledShape s, MaskStrides ms) {
   using L = DqLayout<D>;
+  constexpr bool kMasked = kMask != AttentionMaskKind::None;
+  constexpr bool kAdditive = kMask == AttentionMaskKind::Additive;
   constexpr int kOTiles = D / 8;  // dQ's n-tiles
   constexpr int kHalf = 4;        // score n-tiles a warp: 32 of the tile's 64 keys
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -280,13 +346,23 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
   }
   commit_group();
 
-  float lse2[2], delta[2];  // logsumexp times log2(e) (exp2_unconditional), delta
+  float lse2[2], delta[2];  // logsumexp times log2(e) (exp2_unconditional; additive: as it is), delta
 #pragma unroll
   for (int hr = 0; hr < 2; ++hr) {
     const int row = row0 + 8 * hr;
-    lse2[hr] = row < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + row] * kLog2e : -INFINITY;
+    if constexpr (kAdditive)
+      lse2[hr] = row < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + row] : -INFINITY;
+    else
+      lse2[hr] = row < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + row] * kLog2e : -INFINITY;
     delta[hr] = row < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + row] : 0.f;
   }
+  // Masked: this lane's two rows of the mask (key 0); the rows are the block's for every tile.
+  const MaskElem<kMask>* mrow[2];
+  if constexpr (kMasked)
+#pragma unroll
+    for (int hr = 0; hr < 2; ++hr)
+      mrow[hr] = static_cast<const MaskElem<kMask>*>(p.mask) + b * ms.batch + h * ms.head +
+                 static_cast<std::int64_t>(row0 + 8 * hr) * ms.row;
   const float scale2 = s.scale * kLog2e;
   float acc[kOTiles][4];
 #pragma unroll
@@ -313,6 +389,22 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
     }
     commit_group();
 
+    // Masked: the raw mask elements of this lane's scores (keys as below), loads issued ahead of
+    // the MMAs; only pairs the unmasked kernel would take are read (key < Sk, causal key <= row,
+    // a live row: rows past Sq have lse -inf).
+    const int kbase = t * kTile + 32 * kh;
+    unsigned mraw[kHalf][4];
+    if constexpr (kMasked)
+#pragma unroll
+      for (int j = 0; j < kHalf; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int hr = i >> 1, row = row0 + 8 * hr;
+          const int key = kbase + score_row(j, c_col(lane, i));
+          const bool read = key < s.seq_k && (!s.causal || key <= row) && lse2[hr] != -INFINITY;
+          mraw[j][i] = mask_load<kMask, kBf16>(mrow[hr] + key * ms.key, read);
+        }
+
     float sd[2][kHalf][4];  // S and dP
 #pragma unroll
     for (int x = 0; x < 2; ++x)
@@ -325,16 +417,27 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
 
     // dS = P (dP - delta) into sd[0]; hidden scores 0. Register i of n-tile j: own row
     // row0 + 8 (i >> 1), key 8j + 2q + (i & 1) of the warp's half (c_row, c_col, score_row).
-    const int kbase = t * kTile + 32 * kh;
+    // Masked: mraw holds every hiding condition (kHiddenRaw where not read).
 #pragma unroll
     for (int j = 0; j < kHalf; ++j)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const int hr = i >> 1, row = row0 + 8 * hr;
-        const int key = kbase + score_row(j, c_col(lane, i));
-        const bool visible = key < s.seq_k && (!s.causal || key <= row) && lse2[hr] != -INFINITY;
-        const float prob = exp2_unconditional(fmaf(sd[0][j][i], scale2, -lse2[hr]));
-        sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
+        const int hr = i >> 1;
+        if constexpr (kMasked) {
+          const bool visible = mask_visible<kMask, kBf16>(mraw[j][i]);
+          float prob;
+          if constexpr (kAdditive)
+            prob = additive_prob(sd[0][j][i], s.scale, mask_value<kBf16>(mraw[j][i]), lse2[hr]);
+          else
+            prob = exp2_unconditional(fmaf(sd[0][j][i], scale2, -lse2[hr]));
+          sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
+        } else {
+          const int row = row0 + 8 * hr;
+          const int key = kbase + score_row(j, c_col(lane, i));
+          const bool visible = key < s.seq_k && (!s.causal || key <= row) && lse2[hr] != -INFINITY;
+          const float prob = exp2_unconditional(fmaf(sd[0][j][i], scale2, -lse2[hr]));
+          sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
+        }
       }
     second<D, kHalf, kBf16>(acc, sd[0], smem_u32(ks + b_second));
   }
@@ -361,9 +464,11 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
   }
 }
 
-template <int D, bool kBf16>
-__global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, TiledShape s) {
+template <int D, bool kBf16, AttentionMaskKind kMask>
+__global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, TiledShape s, MaskStrides ms) {
   using L = DkvLayout<D>;
+  constexpr bool kMasked = kMask != AttentionMaskKind::None;
+  constexpr bool kAdditive = kMask == AttentionMaskKind::Additive;
   constexpr int kOTiles = D / 8;  // dK's or dV's n-tiles
   constexpr int kNT = kTile / 8;  // score n-tiles: the tile's 64 rows
   extern __shared__ __align__(16) unsigned char smem_raw[];
@@ -389,14 +494,18 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
                   row0_of(t), s.seq_q);
   };
   float* stats_base = reinterpret_cast<float*>(smem_raw + L::kStatsBytes);
-  // The tile's logsumexp (times log2(e): exp2_unconditional) and delta, with plain loads
-  // (visible after the next barrier).
+  // The tile's logsumexp (times log2(e): exp2_unconditional; additive mask: as it is) and
+  // delta, with plain loads (visible after the next barrier).
   auto stage_row_stats = [&](int t, int buf) {
     if (threadIdx.x < kTile) {
       const std::int64_t bh = head_of(t);
       const int i = row0_of(t) + static_cast<int>(threadIdx.x);
       float* stats = stats_base + buf * 2 * kTile;
-      stats[threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + i] * kLog2e : -INFINITY;
+      if constexpr (kAdditive)
+        stats[threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + i] : -INFINITY;
+      else
+        stats[threadIdx.x] =
+            i < s.seq_q ? static_cast<const float*>(p.logsumexp)[bh * s.seq_q + i] * kLog2e : -INFINITY;
       stats[kTile + threadIdx.x] = i < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + i] : 0.f;
     }
   };
@@ -426,6 +535,37 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   float4* xs = reinterpret_cast<float4*>(smem_raw + L::kXBytes) + kg * kNT * 32 + lane;
   const int key0 = n0 + 16 * kg + g;  // this lane's keys: key0 and key0 + 8
   const float scale2 = s.scale * kLog2e;
+  // Masked: the block's 64 keys x the tile's 64 rows of the mask, staged by all 256 threads
+  // (thread: key n0 + x % 64, rows x / 64 + 4n; consecutive threads read consecutive keys) as
+  // raw elements, kHiddenRaw where not read (past Sq or Sk, causally hidden), into shared
+  // [2][64 keys][kMaskStride rows]: role 0 reads rows 2q, 2q + 1 of a key as one pair.
+  using ME = MaskElem<kMask>;
+  ME* smask = reinterpret_cast<ME*>(smem_raw + L::kBytes);
+  auto load_mask_tile = [&](unsigned (&m)[kMaskPerThread], int t) {
+    const std::int64_t h = hk * s.group + t / per_head;  // the tile's query head
+    const int i0 = row0_of(t), c = static_cast<int>(threadIdx.x) % kTile, r0 = static_cast<int>(threadIdx.x) / kTile;
+    const int key = n0 + c;
+    const ME* at = static_cast<const ME*>(p.mask) + b * ms.batch + h * ms.head +
+                   static_cast<std::int64_t>(i0 + r0) * ms.row + key * ms.key;
+#pragma unroll
+    for (int n = 0; n < kMaskPerThread; ++n) {
+      const int row = i0 + r0 + 4 * n;
+      const bool read = row < s.seq_q && key < s.seq_k && (!s.causal || key <= row);
+      m[n] = mask_load<kMask, kBf16>(at + 4 * n * ms.row, read);
+    }
+  };
+  auto store_mask_tile = [&](const unsigned (&m)[kMaskPerThread], int buf) {
+    const int c = static_cast<int>(threadIdx.x) % kTile, r0 = static_cast<int>(threadIdx.x) / kTile;
+#pragma unroll
+    for (int n = 0; n < kMaskPerThread; ++n)
+      smask[(buf * kTile + c) * kMaskStride + r0 + 4 * n] = static_cast<ME>(m[n]);
+  };
+  if constexpr (kMasked)
+    if (tiles > 0) {
+      unsigned m0[kMaskPerThread];
+      load_mask_tile(m0, 0);
+      store_mask_tile(m0, 0);  // visible after the loop's first barrier
+    }
 
   for (int t = 0; t < tiles; ++t) {
     const int buf = t & 1, i0 = row0_of(t);
@@ -440,6 +580,12 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
     }
     commit_group();
 
+    // Masked: tile t + 1's mask elements into registers now (stored to shared memory after the
+    // score MMAs, so the loads' latency overlaps them).
+    unsigned mnext[kMaskPerThread];
+    if constexpr (kMasked)
+      if (t + 1 < tiles) load_mask_tile(mnext, t + 1);
+
     float sc[1][kNT][4];  // S^T (role 0) or dP^T (role 1)
 #pragma unroll
     for (int j = 0; j < kNT; ++j)
@@ -447,6 +593,9 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
       for (int i = 0; i < 4; ++i) sc[0][j][i] = 0.f;
     const unsigned stream[1] = {smem_u32((role == 0 ? qt : gt) + b_score)};
     score<D, kNT, 1, kBf16>(sc, own, stream);
+    // Tile t + 1's buffer was last read by role 0 in tile t - 1, before this tile's first barrier.
+    if constexpr (kMasked)
+      if (t + 1 < tiles) store_mask_tile(mnext, buf ^ 1);
 
     // Register i of n-tile j: own key key0 + 8 (i >> 1), streamed row r = 8j + 2q + (i & 1) of
     // the tile. Visible: r < Sq - i0 and key < Sk (hi), causal key <= i0 + r (lo), lse != -inf.
@@ -497,9 +646,65 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
         }
       }
     };
-    if (role == 0) full ? probabilities.template operator()<true>() : probabilities.template operator()<false>();
-    __syncthreads();  // P^T visible to role 1
-    if (role == 1) full ? score_grads.template operator()<true>() : score_grads.template operator()<false>();
+    // Masked: role 0 folds every hiding condition (the mask's, the ranges' and causal through
+    // mraw, a dead row through its lse) into one test and hands a hidden score to role 1 as
+    // kHiddenP, which no P equals (P >= 0 or NaN), so role 1 needs neither the mask nor the
+    // index tests: dS^T = 0 there whatever dP^T is (a NaN dO stays out of hidden pairs).
+    auto masked_probabilities = [&]() {
+      const ME* mk = smask + (buf * kTile + 16 * kg + g) * kMaskStride + 2 * lq;  // key key0, row 2q
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        unsigned pair[2];  // rows 8j + 2q (low) and + 1 (high) of keys key0, key0 + 8
+#pragma unroll
+        for (int hr = 0; hr < 2; ++hr) {
+          const ME* at = mk + 8 * hr * kMaskStride + 8 * j;
+          if constexpr (sizeof(ME) == 1)
+            pair[hr] = *reinterpret_cast<const unsigned short*>(at);
+          else
+            pair[hr] = *reinterpret_cast<const unsigned*>(at);
+        }
+        unsigned mraw[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) mraw[i] = (pair[i >> 1] >> (8 * sizeof(ME) * (i & 1))) & ((1u << (8 * sizeof(ME))) - 1);
+        float handed[4];
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const int r = score_row(j, c_col(lane, i));
+          const bool seen = stats[r] != -INFINITY && mask_visible<kMask, kBf16>(mraw[i]);
+          float e;
+          if constexpr (kAdditive)
+            e = additive_prob(sc[0][j][i], s.scale, mask_value<kBf16>(mraw[i]), stats[r]);
+          else
+            e = exp2_unconditional(fmaf(sc[0][j][i], scale2, -stats[r]));
+          sc[0][j][i] = seen ? e : 0.f;
+          handed[i] = seen ? e : kHiddenP;
+        }
+        xs[32 * j] = make_float4(handed[0], handed[1], handed[2], handed[3]);
+      }
+    };
+    auto masked_score_grads = [&]() {
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        const float4 pf = xs[32 * j];
+        const float pe[4] = {pf.x, pf.y, pf.z, pf.w};
+        const float2 dl = *reinterpret_cast<const float2*>(stats + kTile + score_row(j, 2 * lq));
+        const float de[2] = {dl.x, dl.y};
+#pragma unroll
+        for (int i = 0; i < 4; ++i) {
+          const float ds = pe[i] * (sc[0][j][i] - de[i & 1]);
+          sc[0][j][i] = pe[i] != kHiddenP ? ds : 0.f;
+        }
+      }
+    };
+    if constexpr (kMasked) {
+      if (role == 0) masked_probabilities();
+      __syncthreads();  // P^T visible to role 1
+      if (role == 1) masked_score_grads();
+    } else {
+      if (role == 0) full ? probabilities.template operator()<true>() : probabilities.template operator()<false>();
+      __syncthreads();  // P^T visible to role 1
+      if (role == 1) full ? score_grads.template operator()<true>() : score_grads.template operator()<false>();
+    }
     // Role 0: dV += P^T dO; role 1: dK += dS^T Q.
     const u16* bt = role == 0 ? gt : qt;
     second<D, kNT, kBf16>(acc, sc[0], smem_u32(bt + b_second));
@@ -521,11 +726,20 @@ void launch_side(const AttentionDesc& d, const Pointers& p, cudaStream_t stream)
                 " was given a problem it does not take");
   const dim3 grid(static_cast<unsigned>(d.batch * heads), static_cast<unsigned>(row_tiles(rows, kTile)));
   const TiledShape s = tiled_shape_of(d);
-  auto with = [&]<int D, bool kBf16>() {
+  const MaskStrides ms = mask_strides_of(d);
+  auto with_mask = [&]<int D, bool kBf16, AttentionMaskKind kMask>() {
     if constexpr (kDq)
-      launch_with_smem(half_dq_kernel<D, kBf16>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s);
+      launch_with_smem(half_dq_kernel<D, kBf16, kMask>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s, ms);
     else
-      launch_with_smem(half_dkdv_kernel<D, kBf16>, grid, kThreads, DkvLayout<D>::kBytes, stream, p, s);
+      launch_with_smem(half_dkdv_kernel<D, kBf16, kMask>, grid, kThreads, DkvLayout<D>::kBytes + kMaskTileBytes<kMask>,
+                       stream, p, s, ms);
+  };
+  auto with = [&]<int D, bool kBf16>() {
+    switch (d.mask) {
+      case AttentionMaskKind::None: return with_mask.template operator()<D, kBf16, AttentionMaskKind::None>();
+      case AttentionMaskKind::Bool: return with_mask.template operator()<D, kBf16, AttentionMaskKind::Bool>();
+      case AttentionMaskKind::Additive: return with_mask.template operator()<D, kBf16, AttentionMaskKind::Additive>();
+    }
   };
   const bool bf16 = d.dtype == DType::BF16;
   if (d.head_dim == 64)
@@ -537,7 +751,14 @@ void launch_side(const AttentionDesc& d, const Pointers& p, cudaStream_t stream)
 }  // namespace
 
 bool half_mma_backward_fits(const AttentionDesc& d, const Pointers& p) {
-  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && d.mask == AttentionMaskKind::None &&
+  // An explicit mask (Bool or of the inputs' dtype) needs its pointer, and strides whose
+  // offsets within a tile (64 rows, any key) fit the kernels' 32-bit row and key arithmetic:
+  // the front end's broadcast strides (row stride 0, 1 or Sk, key stride 0 or 1) always do.
+  const bool mask_ok =
+      d.mask == AttentionMaskKind::None ||
+      (p.mask != nullptr && d.mask_strides[0] >= 0 && d.mask_strides[1] >= 0 && d.mask_strides[2] >= 0 &&
+       d.mask_strides[3] >= 0 && d.mask_strides[2] <= (std::int64_t{1} << 24) && d.mask_strides[3] <= 1);
+  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && mask_ok &&
          d.head_dim == d.value_dim && (d.head_dim == 64 || d.head_dim == 128) &&
          row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY &&
          d.batch * d.heads_q <= kMaxGridX && d.dense() && aligned16(p.q) && aligned16(p.k) && aligned16(p.v) &&
