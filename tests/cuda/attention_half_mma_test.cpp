@@ -6,6 +6,11 @@
 // as F16/BF16 for delta; the SIMT reference reads the same values widened). Shapes reach every
 // edge of the tiles (ragged rows and keys, several row and key blocks, causal with Sq > Sk and
 // Sq < Sk, GQA, Sk = 0, Sq = 0), NaN inputs, and a second run must give the same bits.
+// Explicit masks (Bool and additive, the kernels' kMask instantiations) are held against the
+// general SIMT backward (attention_kernels.cu, the only F32 route that takes masks) on the same
+// values, with the SIMT forward's out and logsumexp: broadcast shapes [Sq, Sk], [B, 1, 1, Sk]
+// and [B, Hq, Sq, Sk], fully masked rows, -inf and large finite additive entries, causal with
+// a mask, GQA, ragged tiles; the bound below holds unchanged (the mask only adds to scores).
 //
 // The tolerance, per gradient element e (the SIMT backward's, F32) and a (the half kernels'):
 // both multiply the same F16/BF16 values exactly and sum in F32; the half kernels then round P
@@ -23,8 +28,10 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -45,6 +52,37 @@ struct Problem {
   std::int64_t b, hq, hkv, sq, sk, d;
   bool causal;
 };
+
+// An explicit mask: its kind and which of the broadcast shapes it has.
+enum class MaskShape { rows_keys, batch_keys, full };  // [Sq, Sk], [B, 1, 1, Sk], [B, Hq, Sq, Sk]
+struct Mask {
+  AttentionMaskKind kind = AttentionMaskKind::None;
+  MaskShape shape = MaskShape::full;
+  Tensor values;  // Bool, or F32 holding the dtype's values (additive); on the GPU
+};
+
+Shape mask_shape(const Problem& pr, MaskShape ms) {
+  switch (ms) {
+    case MaskShape::rows_keys: return {pr.sq, pr.sk};
+    case MaskShape::batch_keys: return {pr.b, 1, 1, pr.sk};
+    default: return {pr.b, pr.hq, pr.sq, pr.sk};
+  }
+}
+
+// The front end's broadcast strides (attention.cpp): row-major over the mask's own dims,
+// right-aligned to [B, Hq, Sq, Sk], 0 where the mask's extent is 1.
+std::array<std::int64_t, 4> mask_strides(const Problem& pr, MaskShape ms) {
+  const Shape shape = mask_shape(pr, ms);
+  std::array<std::int64_t, 4> st{};
+  std::int64_t stride = 1;
+  for (int i = 3; i >= 0; --i) {
+    const std::int64_t md = i - (4 - static_cast<std::int64_t>(shape.size()));
+    const std::int64_t size = md >= 0 ? shape[static_cast<std::size_t>(md)] : 1;
+    st[static_cast<std::size_t>(i)] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+  return st;
+}
 
 AttentionDesc desc_of(const Problem& pr, DType dtype) {
   AttentionDesc d;
@@ -75,13 +113,25 @@ struct Inputs {
   Problem pr;
   DType half;
   Tensor q, k, v, go, out, lse;
+  Mask mask;
 };
+
+AttentionDesc desc_of(const Inputs& in, DType dtype) {
+  AttentionDesc d = desc_of(in.pr, dtype);
+  if (in.mask.kind != AttentionMaskKind::None) {
+    d.mask = in.mask.kind;
+    d.mask_strides = mask_strides(in.pr, in.mask.shape);
+  }
+  return d;
+}
 
 struct Grads {
   Tensor dq, dk, dv;
 };
 
-Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tensor go) {
+// With a mask (mask.kind not None) the forward is the general SIMT one (attention::forward: the
+// tiled forward takes no mask), whose out and logsumexp the masked backward then reads.
+Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tensor go, Mask mask = {}) {
   const Device gpu = Device::cuda(0);
   Inputs in{pr,
             half,
@@ -90,9 +140,10 @@ Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tens
             std::move(v),
             std::move(go),
             zeros({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu),
-            zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu)};
+            zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu),
+            std::move(mask)};
   if (pr.sq == 0) return in;  // nothing to run forward: the dk/dv kernels read none of them
-  const AttentionDesc d = desc_of(pr, DType::F32);
+  const AttentionDesc d = desc_of(in, DType::F32);
   Tensor out = empty({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu);
   attention::Pointers p;
   p.q = in.q.data_ptr();
@@ -100,20 +151,26 @@ Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tens
   p.v = in.v.data_ptr();
   p.result = out.mutable_data_ptr();
   p.logsumexp = in.lse.mutable_data_ptr();
-  EXPECT_TRUE(attention::tiled_forward_f32_fits(d, p));
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  attention::tiled_forward_f32(d, p, stream0());
+  if (in.mask.kind != AttentionMaskKind::None) {
+    p.mask = in.mask.values.data_ptr();
+    attention::forward(d, p, stream0());
+  } else {
+    EXPECT_TRUE(attention::tiled_forward_f32_fits(d, p));
+    attention::tiled_forward_f32(d, p, stream0());
+  }
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   in.out = rounded_to(out, half);
   return in;
 }
 
 // The SIMT tiled backward on the F32 values (after delta_kernel, through attention::backward's
-// own delta), gradients starting as NaN so an unwritten element shows.
+// own delta), gradients starting as NaN so an unwritten element shows. Masked: the general
+// SIMT backward (attention::backward itself: the tiled kernels take no mask).
 Grads reference(const Inputs& in) {
   const Problem& pr = in.pr;
   const Device gpu = Device::cuda(0);
-  const AttentionDesc d = desc_of(pr, DType::F32);
+  const AttentionDesc d = desc_of(in, DType::F32);
   Grads g{full(in.q.shape(), NAN, DType::F32, gpu), full(in.k.shape(), NAN, DType::F32, gpu),
           full(in.v.shape(), NAN, DType::F32, gpu)};
   Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
@@ -129,6 +186,13 @@ Grads reference(const Inputs& in) {
   p.dk = g.dk.mutable_data_ptr();
   p.dv = g.dv.mutable_data_ptr();
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  if (in.mask.kind != AttentionMaskKind::None) {
+    p.mask = in.mask.values.data_ptr();
+    EXPECT_FALSE(attention::tiled_backward_f32_fits(d, p));
+    attention::backward(d, p, stream0());
+    EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+    return g;
+  }
   attention::backward(d, p, stream0());  // delta (and a first set of gradients, overwritten below)
   EXPECT_TRUE(attention::tiled_backward_f32_fits(d, p));
   if (pr.b * pr.hq * pr.sq > 0) attention::tiled_backward_dq_f32(d, p, stream0());
@@ -141,9 +205,11 @@ Grads reference(const Inputs& in) {
 Grads run_half(const Inputs& in) {
   const Problem& pr = in.pr;
   const Device gpu = Device::cuda(0);
-  const AttentionDesc d = desc_of(pr, in.half);
+  const AttentionDesc d = desc_of(in, in.half);
   const Tensor q = in.q.to(in.half), k = in.k.to(in.half), v = in.v.to(in.half), go = in.go.to(in.half),
                out = in.out.to(in.half);
+  // The additive mask in the dtype (its values are the dtype's: exact), a Bool one as it is.
+  const Tensor mask = in.mask.kind == AttentionMaskKind::Additive ? in.mask.values.to(in.half) : in.mask.values;
   Grads g{full(in.q.shape(), NAN, in.half, gpu), full(in.k.shape(), NAN, in.half, gpu),
           full(in.v.shape(), NAN, in.half, gpu)};
   Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
@@ -158,6 +224,7 @@ Grads run_half(const Inputs& in) {
   p.dq = g.dq.mutable_data_ptr();
   p.dk = g.dk.mutable_data_ptr();
   p.dv = g.dv.mutable_data_ptr();
+  if (in.mask.kind != AttentionMaskKind::None) p.mask = mask.data_ptr();
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   EXPECT_TRUE(attention::backward_half_mma(d, p, stream0()));
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
@@ -179,6 +246,16 @@ struct TermSums {
 TermSums term_sums(const Inputs& in) {
   const Problem& pr = in.pr;
   const std::vector<float> q = host(in.q), k = host(in.k), v = host(in.v), go = host(in.go), out = host(in.out);
+  // The mask's term of score (b, h, i, j): 0 or -inf (Bool), the value (additive); none: 0.
+  const bool masked = in.mask.kind != AttentionMaskKind::None;
+  const std::vector<float> mvals = masked ? host(in.mask.values) : std::vector<float>{};
+  const std::array<std::int64_t, 4> mst = masked ? mask_strides(pr, in.mask.shape) : std::array<std::int64_t, 4>{};
+  auto bias = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) -> double {
+    if (!masked) return 0.0;
+    const float m = mvals[static_cast<std::size_t>(b * mst[0] + h * mst[1] + i * mst[2] + j * mst[3])];
+    if (in.mask.kind == AttentionMaskKind::Bool) return m != 0.f ? 0.0 : -INFINITY;
+    return m;
+  };
   const std::int64_t D = pr.d, group = pr.hq / pr.hkv;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   auto sums = [](std::size_t n) { return Sums{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)}; };
@@ -199,14 +276,19 @@ TermSums term_sums(const Inputs& in) {
           return sum;
         };
         double mx = -INFINITY, l = 0, delta = 0;
-        for (std::int64_t j = 0; j < keys; ++j)
-          mx = std::max(mx, p[static_cast<std::size_t>(j)] = scale * dot(q, k, j));
+        for (std::int64_t j = 0; j < keys; ++j) {
+          const double m = bias(b, h, i, j);  // a hidden pair: -inf, its dot not taken (a NaN q.k stays out)
+          p[static_cast<std::size_t>(j)] = m == -INFINITY ? m : scale * dot(q, k, j) + m;
+          mx = std::max(mx, p[static_cast<std::size_t>(j)]);
+        }
+        if (mx == -INFINITY) continue;  // fully masked row: zero gradients, no terms
         for (std::int64_t j = 0; j < keys; ++j)
           l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
         for (std::int64_t c = 0; c < D; ++c)
           delta += static_cast<double>(go[qo + static_cast<std::size_t>(i * D + c)]) *
                    out[qo + static_cast<std::size_t>(i * D + c)];
         for (std::int64_t j = 0; j < keys; ++j) {
+          if (p[static_cast<std::size_t>(j)] == 0.0 && bias(b, h, i, j) == -INFINITY) continue;  // hidden: no term
           const double pj = p[static_cast<std::size_t>(j)] / l, dsj = std::abs(pj * (dot(go, v, j) - delta));
           for (std::int64_t c = 0; c < D; ++c) {
             const std::size_t ei = qo + static_cast<std::size_t>(i * D + c),
@@ -289,9 +371,21 @@ TEST(HalfMmaAttentionFits, TakesHalfTypesOfTheTiledShapes) {
   EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(pr, DType::F32), p)) << "F32";
   EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(Problem{1, 2, 2, 64, 64, 80, false}, DType::BF16), p))
       << "D = 80";
-  AttentionDesc masked = desc_of(pr, DType::BF16);
-  masked.mask = AttentionMaskKind::Bool;
-  EXPECT_FALSE(attention::half_mma_backward_fits(masked, p)) << "explicit mask";
+  // Explicit masks: taken with their pointer and the front end's strides, not without the pointer
+  // or with a key stride past 1.
+  for (const AttentionMaskKind kind : {AttentionMaskKind::Bool, AttentionMaskKind::Additive}) {
+    AttentionDesc masked = desc_of(pr, DType::BF16);
+    masked.mask = kind;
+    masked.mask_strides = mask_strides(pr, MaskShape::full);
+    EXPECT_FALSE(attention::half_mma_backward_fits(masked, p)) << "explicit mask without its pointer";
+    attention::Pointers with = p;
+    with.mask = storage;
+    EXPECT_TRUE(attention::half_mma_backward_fits(masked, with)) << "explicit mask";
+    masked.mask_strides = mask_strides(pr, MaskShape::batch_keys);
+    EXPECT_TRUE(attention::half_mma_backward_fits(masked, with)) << "[B, 1, 1, Sk] mask";
+    masked.mask_strides[3] = 2;
+    EXPECT_FALSE(attention::half_mma_backward_fits(masked, with)) << "key stride 2";
+  }
   attention::Pointers off = p;
   off.dk = storage + 1;  // off the 16-byte grid
   EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(pr, DType::BF16), off));
@@ -352,6 +446,98 @@ TEST_F(HalfMmaAttention, NaNAsTheSimtBackward) {
           expect_agrees(in, "NaN in input " + std::to_string(which) + ", D " + std::to_string(d) +
                                 (causal ? " causal" : ""));
         }
+}
+
+// A mask of `kind` and `shape` drawn on the host (F32 holding `half` values for additive; Bool
+// otherwise), with fully masked rows: Bool true with probability 0.7, row 1 of every (b, h) false
+// where the shape has rows, all of batch 1 false for [B, 1, 1, Sk] (B > 1: every row of that
+// batch dead); additive uniform in [-2, 2] with -inf at probability 0.2, row 2 all -inf, and row
+// 3 at -1000 + [-2, 2] (finite: a logsumexp near -1000, where the additive kernels' exp takes x -
+// lse rather than a pre-scaled lse).
+Mask draw_mask(const Problem& pr, AttentionMaskKind kind, MaskShape shape, DType half, std::mt19937& rng) {
+  const Shape sh = mask_shape(pr, shape);
+  const std::int64_t n = shape_numel(sh);
+  std::uniform_real_distribution<double> u(0, 1);
+  const bool has_rows = shape != MaskShape::batch_keys;
+  // Element e's row (query index) and position among the keys, for the shapes' last two dims.
+  auto row_of = [&](std::int64_t e) { return has_rows ? (e / pr.sk) % pr.sq : -1; };
+  Mask m{kind, shape, Tensor()};
+  if (kind == AttentionMaskKind::Bool) {
+    std::vector<bool> v(static_cast<std::size_t>(n));
+    for (std::int64_t e = 0; e < n; ++e) {
+      bool on = u(rng) < 0.7;
+      if (row_of(e) == 1) on = false;
+      if (shape == MaskShape::batch_keys && pr.b > 1 && e / pr.sk == 1) on = false;
+      v[static_cast<std::size_t>(e)] = on;
+    }
+    m.values = from_vector(v, sh).to(Device::cuda(0));
+  } else {
+    std::vector<float> v(static_cast<std::size_t>(n));
+    for (std::int64_t e = 0; e < n; ++e) {
+      double x = u(rng) < 0.2 ? -INFINITY : 4 * u(rng) - 2;
+      if (row_of(e) == 2) x = -INFINITY;
+      if (row_of(e) == 3) x = -1000 + 4 * u(rng) - 2;
+      v[static_cast<std::size_t>(e)] = static_cast<float>(x);
+    }
+    m.values = rounded_to(from_vector(v, sh).to(Device::cuda(0)), half);
+  }
+  return m;
+}
+
+std::string mask_name(const Mask& m) {
+  const char* shape = m.shape == MaskShape::rows_keys ? "[Sq, Sk]" : m.shape == MaskShape::batch_keys ? "[B, 1, 1, Sk]"
+                                                                                                      : "[B, Hq, Sq, Sk]";
+  return std::string(m.kind == AttentionMaskKind::Bool ? "Bool " : "additive ") + shape;
+}
+
+// Masked problems (the kMask instantiations) against the general SIMT backward.
+TEST_F(HalfMmaAttention, MaskedAgreesWithTheSimtBackward) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(103, gpu);
+  std::mt19937 rng(104);
+  for (const Problem& pr : {Problem{2, 4, 2, 130, 77, 64, false}, Problem{1, 3, 3, 130, 130, 128, true},
+                            Problem{2, 4, 1, 77, 200, 128, false}, Problem{1, 2, 2, 300, 300, 64, true},
+                            Problem{2, 6, 2, 200, 330, 128, true}, Problem{2, 2, 2, 8, 12, 64, false},
+                            Problem{1, 4, 2, 517, 333, 128, false}, Problem{2, 2, 1, 40, 130, 64, true}})
+    for (const AttentionMaskKind kind : {AttentionMaskKind::Bool, AttentionMaskKind::Additive})
+      for (const MaskShape shape : {MaskShape::rows_keys, MaskShape::batch_keys, MaskShape::full})
+        for (const DType half : {DType::BF16, DType::F16}) {
+          auto make = [&](Shape s) {
+            Tensor t = empty(std::move(s), DType::F32, gpu);
+            return rounded_to(random::normal_(t, 0, 1, &generator), half);
+          };
+          Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
+          Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
+          Mask mask = draw_mask(pr, kind, shape, half, rng);
+          const std::string name = mask_name(mask);
+          const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask));
+          expect_agrees(in, name + ", B " + std::to_string(pr.b) + " Hq " + std::to_string(pr.hq) + " Hkv " +
+                                std::to_string(pr.hkv) + " Sq " + std::to_string(pr.sq) + " Sk " +
+                                std::to_string(pr.sk) + " D " + std::to_string(pr.d) + (pr.causal ? " causal" : ""));
+        }
+}
+
+// A NaN additive mask entry makes its row's scores NaN (out and logsumexp NaN in the forward):
+// NaN gradients exactly where the SIMT backward's are (that row's dq and the dk/dv of the keys
+// it sees; a hidden pair of it contributes 0), the rest within the bound.
+TEST_F(HalfMmaAttention, MaskNaNAsTheSimtBackward) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(105, gpu);
+  std::mt19937 rng(106);
+  for (const DType half : {DType::BF16, DType::F16})
+    for (const std::int64_t d : {64, 128})
+      for (const bool causal : {false, true}) {
+        const Problem pr{1, 4, 2, 130, 70, d, causal};
+        auto make = [&](Shape s) { return rounded_to(random::randn(std::move(s), DType::F32, gpu, &generator), half); };
+        Tensor q = make({1, 4, 130, d}), go = make({1, 4, 130, d});
+        Tensor k = make({1, 2, 70, d}), v = make({1, 2, 70, d});
+        Mask mask = draw_mask(pr, AttentionMaskKind::Additive, MaskShape::full, half, rng);
+        std::vector<float> mv = host(mask.values);
+        mv[static_cast<std::size_t>((1 * 130 + 100) * 70 + 50)] = NAN;  // head 1, query 100, key 50
+        mask.values = from_vector(mv, mask.values.shape()).to(gpu);
+        const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask));
+        expect_agrees(in, "NaN additive mask entry, D " + std::to_string(d) + (causal ? " causal" : ""));
+      }
 }
 
 }  // namespace

@@ -323,6 +323,20 @@ TEST(HalfMmaFragments, KernelsHardCodedRowsAndStores) {
       for (int nt = 0; nt < 16; ++nt)
         EXPECT_EQ(out_dim(nt, kDocC.at[lane][i].col), out_dim(nt, 2 * (lane % 4)) + (i & 1));
     }
+  // The masked dk/dv kernel's mask tile: register i of n-tile j reads the element of its own key
+  // (C row) and streamed row (score_row of its C column), as the low (i even) or high half of a
+  // pair starting at an even element (aligned for the 2- or 4-byte load).
+  for (int lane = 0; lane < kLanes; ++lane)
+    for (int j = 0; j < 8; ++j)
+      for (int i = 0; i < 4; ++i) {
+        EXPECT_EQ(mask_pair_key(lane, i), kDocC.at[lane][i].row) << "lane " << lane << " c" << i;
+        EXPECT_EQ(mask_pair_row(j, lane) + (i & 1), score_row(j, kDocC.at[lane][i].col)) << "lane " << lane;
+        EXPECT_EQ(mask_tile_at(mask_pair_key(lane, i), mask_pair_row(j, lane)) % 2, 0);
+        EXPECT_EQ(mask_tile_at(mask_pair_key(lane, i), mask_pair_row(j, lane)) + 1,
+                  mask_tile_at(mask_pair_key(lane, i), mask_pair_row(j, lane) + 1));
+      }
+  EXPECT_TRUE(mask_tile_stores_conflict_free(1));
+  EXPECT_TRUE(mask_tile_stores_conflict_free(2));
   EXPECT_TRUE(ldsm_conflict_free(64 + 8));
   EXPECT_TRUE(ldsm_conflict_free(128 + 8));
   EXPECT_FALSE(ldsm_conflict_free(64));  // rows 128 bytes apart: an 8-way conflict

@@ -227,8 +227,11 @@ __device__ __forceinline__ float exp2_unconditional(float x) {
 
 // ---- Explicit masks (kMask: Bool or Additive; None is the unmasked code, unchanged) ----
 // The mask is read per score element from global memory through its broadcast strides (0 where
-// broadcast: AttentionDesc::mask_strides over [B, Hq, Sq, Sk]), one ld.global.nc a score, issued
-// before the tile's score MMAs so their latency overlaps them. What the kernels take is the raw
+// broadcast: AttentionDesc::mask_strides over [B, Hq, Sq, Sk]) with ld.global.nc: by the dq
+// kernel one a score, each lane its own, issued before the tile's score MMAs so their latency
+// overlaps them (16 registers); by the dk/dv kernel a 64 x 64 tile at a time, staged through
+// shared memory by all threads (the per-lane way needed 32 registers more and spilled at D =
+// 128), the next tile's loads again in flight during the MMAs. What the kernels take is the raw
 // element (a Bool byte, or the F16/BF16 bits of the additive value); an element they do not read
 // (a key past Sk, a row past Sq, a causally hidden pair, a dead row) takes kHiddenRaw instead,
 // so one test decides visibility: raw != 0 (Bool) or its value != -inf (additive), as
@@ -268,18 +271,18 @@ __device__ __forceinline__ bool mask_visible(unsigned raw) {
     return mask_value<kBf16>(raw) != -INFINITY;
 }
 // P of a visible score s (the F32 MMA sum q.k) under an additive mask: exp(s scale + m - lse)
-// with the score rounded as the forward rounds it (one FFMA: fmaf(dot, scale, bias) there too),
-// then x - lse (rounded relative to itself: 2^-24 |x - lse|, tiny wherever P is not) times
-// log2(e) into ex2. Not the unmasked
-// path's fmaf(s, scale log2(e), -lse log2(e)): an additive mask can make |lse| large (a row of
-// -10000 entries has lse ~ -10000), and lse log2(e)'s rounding (2^-24 |lse| log2(e), ~9e-4 at
-// 10^4) would move every P of the row by as much, relatively: 2x F16's rounding of P. A Bool
-// mask adds nothing to the scores and keeps the unmasked formula.
-// Role 0's hand-over of a hidden score to role 1 in the masked dk/dv kernel: P is never negative.
-constexpr float kHiddenP = -1.f;
+// with the score x rounded as the SIMT forward rounds it (its dot * scale + bias, one FFMA under
+// nvcc's default -fmad), then x - lse (rounded relative to itself: 2^-24 |x - lse|, tiny
+// wherever P is not) times log2(e) into ex2. Not the unmasked path's fmaf(s, scale log2(e),
+// -lse log2(e)): an additive mask can make |lse| large (a row of -10000 entries has lse ~
+// -10000), and lse log2(e)'s rounding (2^-24 |lse| log2(e), ~9e-4 at 10^4) would move every P
+// of the row by as much, relatively: 2x F16's rounding of P. Two instructions a score more
+// (FADD, FMUL). A Bool mask adds nothing to the scores and keeps the unmasked formula.
 __device__ __forceinline__ float additive_prob(float s, float scale, float bias, float lse) {
   return exp2_unconditional((fmaf(s, scale, bias) - lse) * kLog2e);
 }
+// Role 0's hand-over of a hidden score to role 1 in the masked dk/dv kernel: P is never negative.
+constexpr float kHiddenP = -1.f;
 
 template <int D>
 struct DqLayout {
@@ -308,13 +311,15 @@ struct DkvLayout {
   static_assert(kXBytes % 16 == 0);
 };
 static_assert(DkvLayout<64>::kBytes == 72704 && DkvLayout<128>::kBytes == 121856);
-// The masked dk/dv kernel's mask tiles after DkvLayout's bytes: [2][64 keys][kMaskStride rows]
-// raw elements. Stride 66: a key's rows 2q, 2q + 1 are one aligned pair, and 32 consecutive
-// keys of one row stored by a warp hit 32 distinct banks (u16: 33 words apart).
-constexpr int kMaskStride = 66;
+// The masked dk/dv kernel's mask tiles after DkvLayout's bytes: two (double-buffered) of the
+// fragments header's [64 keys][kMaskTileStride rows] raw elements. Stride 66 (even): a key's
+// rows 2q, 2q + 1 are one aligned pair, and a warp's stores of 32 consecutive keys of one row
+// hit 32 distinct banks.
+static_assert(kMaskTileStride % 2 == 0 && mask_tile_stores_conflict_free(1) && mask_tile_stores_conflict_free(2));
 constexpr int kMaskPerThread = kTile * kTile / kThreads;
 template <AttentionMaskKind kMask>
-constexpr std::size_t kMaskTileBytes = kMask == AttentionMaskKind::None ? 0 : 2 * kTile * kMaskStride * sizeof(MaskElem<kMask>);
+constexpr std::size_t kMaskTileBytes =
+    kMask == AttentionMaskKind::None ? 0 : 2 * kTile * kMaskTileStride * sizeof(MaskElem<kMask>);
 
 template <int D, bool kBf16, AttentionMaskKind kMask>
 __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledShape s, MaskStrides ms) {
@@ -538,7 +543,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   // Masked: the block's 64 keys x the tile's 64 rows of the mask, staged by all 256 threads
   // (thread: key n0 + x % 64, rows x / 64 + 4n; consecutive threads read consecutive keys) as
   // raw elements, kHiddenRaw where not read (past Sq or Sk, causally hidden), into shared
-  // [2][64 keys][kMaskStride rows]: role 0 reads rows 2q, 2q + 1 of a key as one pair.
+  // [2] tiles of [64 keys][kMaskTileStride rows]: role 0 reads rows 2q, 2q + 1 of a key as one pair.
   using ME = MaskElem<kMask>;
   ME* smask = reinterpret_cast<ME*>(smem_raw + L::kBytes);
   auto load_mask_tile = [&](unsigned (&m)[kMaskPerThread], int t) {
@@ -558,7 +563,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
     const int c = static_cast<int>(threadIdx.x) % kTile, r0 = static_cast<int>(threadIdx.x) / kTile;
 #pragma unroll
     for (int n = 0; n < kMaskPerThread; ++n)
-      smask[(buf * kTile + c) * kMaskStride + r0 + 4 * n] = static_cast<ME>(m[n]);
+      smask[buf * kTile * kMaskTileStride + mask_tile_at(c, r0 + 4 * n)] = static_cast<ME>(m[n]);
   };
   if constexpr (kMasked)
     if (tiles > 0) {
@@ -651,13 +656,14 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
     // kHiddenP, which no P equals (P >= 0 or NaN), so role 1 needs neither the mask nor the
     // index tests: dS^T = 0 there whatever dP^T is (a NaN dO stays out of hidden pairs).
     auto masked_probabilities = [&]() {
-      const ME* mk = smask + (buf * kTile + 16 * kg + g) * kMaskStride + 2 * lq;  // key key0, row 2q
+      const ME* mk = smask + buf * kTile * kMaskTileStride;
+      static_assert(mask_pair_key(0, 2) == mask_pair_key(0, 0) + 8 && mask_pair_key(0, 1) == mask_pair_key(0, 0));
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
         unsigned pair[2];  // rows 8j + 2q (low) and + 1 (high) of keys key0, key0 + 8
 #pragma unroll
         for (int hr = 0; hr < 2; ++hr) {
-          const ME* at = mk + 8 * hr * kMaskStride + 8 * j;
+          const ME* at = mk + mask_tile_at(16 * kg + mask_pair_key(lane, 2 * hr), mask_pair_row(j, lane));
           if constexpr (sizeof(ME) == 1)
             pair[hr] = *reinterpret_cast<const unsigned short*>(at);
           else

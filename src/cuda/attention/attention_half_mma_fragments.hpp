@@ -90,6 +90,27 @@ FERRITE_HALF_MMA_HD constexpr int second_addr_col(int lane) { return 8 * (lane /
 // its rows g and g + 8: one 4-byte store of two F16/BF16 each).
 FERRITE_HALF_MMA_HD constexpr int out_dim(int nt, int n) { return 8 * nt + n; }
 
+// ---- The masked dk/dv kernel's mask tile ----
+// Shared [64 keys][kMaskTileStride rows] of raw mask elements (1-byte Bool or 2-byte F16/BF16),
+// the block's keys by the streamed tile's rows. Role 0's lane reads, for n-tile j, rows
+// mask_pair_row(j, lane) and + 1 of its key mask_pair_key(lane, i) (of the warp's 16) as one
+// 2- or 4-byte pair: C registers i = 0, 1 (key g) and 2, 3 (key g + 8), i & 1 the pair's half.
+constexpr int kMaskTileStride = 66;
+FERRITE_HALF_MMA_HD constexpr int mask_tile_at(int key, int row) { return key * kMaskTileStride + row; }
+FERRITE_HALF_MMA_HD constexpr int mask_pair_key(int lane, int i) { return lane / 4 + 8 * (i >> 1); }
+FERRITE_HALF_MMA_HD constexpr int mask_pair_row(int j, int lane) { return 8 * j + 2 * (lane % 4); }
+// The tile is written by 32 threads at a time storing 32 consecutive keys of one row: distinct
+// 4-byte banks for elements of `bytes` bytes (each thread's element in a word of its own).
+constexpr bool mask_tile_stores_conflict_free(int bytes) {
+  bool used[32] = {};
+  for (int key = 0; key < 32; ++key) {
+    const int bank = (mask_tile_at(key, 0) * bytes / 4) % 32;
+    if (used[bank]) return false;
+    used[bank] = true;
+  }
+  return true;
+}
+
 // ---- Shared-memory row strides and bank conflicts ----
 // Every tile's rows are D + 8 elements apart (16 bytes past a multiple of 128): an ldmatrix
 // phase reads one matrix, 8 rows of 16 bytes at the same column, which then fall in 8 distinct
