@@ -14,6 +14,10 @@ scripts/attention-tf32x1-emulation.py (whose backward() and case lists it reuses
     to the route: the worst |a - e| / (atol + rtol |e|) at the suite's CUDA-vs-CPU tolerance;
   unit: the shapes of tests/cuda/attention_half_mma_test.cpp: the worst |a - e| over that test's
     bound 1.01 u (|e| + sum |t|) + 2e-4 |e| + 1e-4 (+ F16 2^-25 sum |b|), a rounded to the dtype.
+  masked: the same two for explicit masks (the kernels' Bool and additive instantiations): the
+    masked conformance case the route takes (additive_mask_inf_row: D = 64, the only masked
+    F16/BF16 case with D = Dv in {64, 128}) and MaskedAgreesWithTheSimtBackward's problems and
+    masks (three broadcast shapes, fully masked rows, -inf and -1000 entries).
 
 Runs on the CPU in ~20 s: python3 scripts/attention-half-mma-emulation.py
 """
@@ -30,9 +34,10 @@ _spec.loader.exec_module(tf32x1)
 to_dtype = tf32x1.to_dtype
 
 
-def backward(q, k, v, go, causal, dt, round_out=None):
+def backward(q, k, v, go, causal, dt, round_out=None, bias=None):
     """The exact gradients, the half kernels' (P and dS rounded to dt), each element's sum |t|
-    and sum |b| (the other factor of each term)."""
+    and sum |b| (the other factor of each term). bias: an additive mask broadcast to [B, Hq, Sq,
+    Sk] (-inf hides; a Bool mask as 0 / -inf); a row with every score hidden has P = 0."""
     B, Hq, Sq, D = q.shape
     Hkv, Sk = k.shape[1], k.shape[2]
     g = Hq // Hkv
@@ -43,8 +48,15 @@ def backward(q, k, v, go, causal, dt, round_out=None):
     if causal:  # top-left: key j hidden from query i when j > i
         visible = np.arange(Sk)[None, :] <= np.arange(Sq)[:, None]
         s = np.where(visible, s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
+    if bias is not None:
+        # The score rounded to F32 as the kernels (and the forward) form it: s scale + m, one FFMA.
+        visible = visible & (bias != -np.inf)
+        s = np.where(visible, (s + np.where(visible, bias, 0)).astype(np.float32).astype(np.float64), -np.inf)
+    mx = s.max(-1, keepdims=True)
+    dead = mx == -np.inf
+    with np.errstate(invalid="ignore"):
+        p = np.where(visible, np.exp(s - np.where(dead, 0, mx)), 0.0)
+    p /= np.where(dead, 1.0, p.sum(-1, keepdims=True))
     out = p @ V
     if round_out:
         out = round_out(out)
@@ -59,7 +71,7 @@ def backward(q, k, v, go, causal, dt, round_out=None):
     exact = grads(p32, ds32, q, go, K)
     half = grads(to_dtype(p32, dt), to_dtype(ds32, dt), q, go, K)
     sums = grads(np.abs(p32), np.abs(ds32), np.abs(q), np.abs(go), np.abs(K))
-    ones = np.broadcast_to(visible, p.shape).astype(np.float64)
+    ones = (np.broadcast_to(visible, p.shape) & ~dead).astype(np.float64)
     bsums = grads(ones, ones, np.abs(q), np.abs(go), np.abs(K))
     return exact, half, sums, bsums
 
@@ -107,6 +119,65 @@ def unit(rng):
         print(f"unit {dt:4s}: worst |a - e| / (the test's bound) {worst:.3f}")
 
 
+def draw_mask(kind, shape, B, Hq, Sq, Sk, dt, rng):
+    """As draw_mask in tests/cuda/attention_half_mma_test.cpp (its own generator): the additive
+    term broadcast to [B, Hq, Sq, Sk] (Bool: 0 / -inf)."""
+    sh = {"rows_keys": (Sq, Sk), "batch_keys": (B, 1, 1, Sk), "full": (B, Hq, Sq, Sk)}[shape]
+    rows = np.arange(Sq).reshape(-1, 1) if shape != "batch_keys" else None
+    if kind == "bool":
+        m = rng.uniform(0, 1, sh) < 0.7
+        if rows is not None:
+            m = m & (np.broadcast_to(rows, sh) != 1)
+        elif B > 1:
+            m[1] = False
+        term = np.where(m, 0.0, -np.inf)
+    else:
+        term = np.where(rng.uniform(0, 1, sh) < 0.2, -np.inf, 4 * rng.uniform(0, 1, sh) - 2)
+        if rows is not None:
+            r = np.broadcast_to(rows, sh)
+            term = np.where(r == 2, -np.inf, term)
+            term = np.where(r == 3, -1000 + 4 * rng.uniform(0, 1, sh) - 2, term)
+        term = to_dtype(term, dt)
+    return np.broadcast_to(term.reshape((1,) * (4 - len(sh)) + sh), (B, Hq, Sq, Sk))
+
+
+def masked(trials, rng):
+    rt_at = {"F16": (5e-3, 2e-3), "BF16": (3e-2, 1e-2)}
+    for dt in ("F16", "BF16"):
+        rt, at = rt_at[dt]
+        worst = 0.0
+        B, Hq, Hkv, Sq, Sk, D = 2, 2, 2, 8, 12, 64  # additive_mask_inf_row: attention_entries.cpp's random_mask
+        for _ in range(trials):
+            u = lambda *shape: to_dtype(rng.uniform(-1, 1, shape), dt)
+            q, k, v, go = u(B, Hq, Sq, D), u(B, Hkv, Sk, D), u(B, Hkv, Sk, D), u(B, Hq, Sq, D)
+            m = np.where(rng.uniform(0, 1, (B, Hq, Sq, Sk)) < 0.2, -np.inf, rng.uniform(0, 1, (B, Hq, Sq, Sk)) - 0.5)
+            m[0, 0, 2, :] = -np.inf  # row 2 of head 0
+            exact, half, _, _ = backward(q, k, v, go, False, dt, lambda x: to_dtype(x, dt), to_dtype(m, dt))
+            for ex, ha in zip(exact, half):
+                e, a = to_dtype(ex, dt), to_dtype(ha, dt)
+                worst = max(worst, (np.abs(a - e) / (at + rt * np.abs(e))).max())
+        print(f"masked conformance {dt:4s} additive_mask_inf_row worst {worst:.3f} of the CUDA-vs-CPU tolerance")
+    probs = [(2, 4, 2, 130, 77, 64, False), (1, 3, 3, 130, 130, 128, True), (2, 4, 1, 77, 200, 128, False),
+             (1, 2, 2, 300, 300, 64, True), (2, 6, 2, 200, 330, 128, True), (2, 2, 2, 8, 12, 64, False),
+             (1, 4, 2, 517, 333, 128, False), (2, 2, 1, 40, 130, 64, True)]
+    for dt in ("BF16", "F16"):
+        u_dt = 2.0**-8 if dt == "BF16" else 2.0**-11
+        sub = 2.0**-25 if dt == "F16" else 0.0
+        worst = 0.0
+        for B, Hq, Hkv, Sq, Sk, D, causal in probs:
+            for kind in ("bool", "additive"):
+                for shape in ("rows_keys", "batch_keys", "full"):
+                    mk = lambda *shape_: to_dtype(rng.standard_normal(shape_), dt)
+                    q, go, k, v = mk(B, Hq, Sq, D), mk(B, Hq, Sq, D), mk(B, Hkv, Sk, D), mk(B, Hkv, Sk, D)
+                    bias = draw_mask(kind, shape, B, Hq, Sq, Sk, dt, rng)
+                    exact, half, sums, bsums = backward(q, k, v, go, causal, dt, lambda x: to_dtype(x, dt), bias)
+                    for ex, ha, su, bs in zip(exact, half, sums, bsums):
+                        a = to_dtype(ha, dt)
+                        bound = 1.01 * u_dt * (np.abs(ex) + su) + 2e-4 * np.abs(ex) + 1e-4 + sub * bs
+                        worst = max(worst, (np.abs(a - ex) / bound).max())
+        print(f"masked unit {dt:4s}: worst |a - e| / (the test's bound) {worst:.3f}")
+
+
 if __name__ == "__main__":
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20)
@@ -115,3 +186,4 @@ if __name__ == "__main__":
     rng = np.random.default_rng(args.seed)
     conformance(args.trials, rng)
     unit(rng)
+    masked(args.trials, rng)

@@ -8,7 +8,8 @@
 // delta_kernel, which reads F16/BF16), dq, dk and dv with one owner block each and a fixed
 // sequence of MMAs (no atomics: bit for bit repeatable), hidden scores (keys past Sk, rows past
 // Sq, top-left causal, rows with lse = -inf) get P = 0 and dS = 0 explicitly, and staged rows
-// past an end are zero-filled by cp.async. What differs is the arithmetic of the products:
+// past an end are zero-filled by cp.async. Explicit masks (Bool, additive) are instantiations of
+// their own (kMask, below "Explicit masks"): the unmasked kernels' code is unchanged. What differs is the arithmetic of the products:
 //  - S = Q K^T and dP = dO V^T multiply the F16/BF16 inputs exactly (their products fit F32's
 //    significand) and sum in F32, as the 1xTF32 route did with the same values widened;
 //  - P and dS, F32 in registers, are rounded to nearest in the dtype (cvt.rn.bf16x2.f32 /

@@ -70,10 +70,11 @@ void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p
 
 /// The F16/BF16 backward on the tensor cores in the inputs' own dtype (attention_half_mma_bwd.cu:
 /// mma.sync m16n8k16, F32 accumulation, P and dS rounded to the dtype, q/k/v/grad_out read as
-/// they are): F16 or BF16 without an explicit mask, D = Dv in {64, 128}, dense, q, k, v,
+/// they are): F16 or BF16, D = Dv in {64, 128}, dense, q, k, v,
 /// grad_out, dq, dk and dv on the 16-byte grid, row and key tile counts (64 a tile) within grid
 /// y. The dq side after delta_kernel (needs B·Hq·Sq > 0), the dk/dv side needs B·Hkv·Sk > 0;
-/// both read logsumexp and delta as F32.
+/// both read logsumexp and delta as F32. An explicit mask (Bool or additive in the dtype) is
+/// taken with p.mask set and the front end's broadcast strides (key stride 0 or 1).
 bool half_mma_backward_fits(const AttentionDesc& desc, const Pointers& p);
 void half_mma_backward_dq(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 void half_mma_backward_dkdv(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);

@@ -10,6 +10,9 @@
 // grouped-query backward) runs on those, its operands widened to F32 and its gradients rounded
 // once (attention_staging.cuh), multiplied in 1xTF32 (backward_in_f32), unless the F16/BF16
 // tensor-core kernels take it first (backward_in_dtype: the operands as they are, no copies).
+// Those also take masked F16/BF16 backwards with D = Dv in {64, 128} (Bool or additive, any
+// broadcast), which cuDNN and the F32 copies do not: without them such a backward runs on the
+// general SIMT kernels.
 // Forward and backward choose independently: both routes read and write the same out and
 // logsumexp (natural log of the scaled scores), so either backward takes either forward's.
 // Inputs that are views (q/k/v permuted out of one projection) are read in place by cuDNN
