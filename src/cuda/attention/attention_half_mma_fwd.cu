@@ -81,12 +81,14 @@ constexpr int kStride = D + 8;
 static_assert(ldsm_conflict_free(kStride<64>) && ldsm_conflict_free(kStride<128>));
 
 enum MaskMode : int { kNoMask = 0, kBoolMask = 1, kAddMask = 2 };
-// Bytes an element of the staged mask, and a staged mask row: 64 keys plus 16 bytes, so the
-// 8 rows x 4 lanes of one read fall in distinct banks and every row stays on the 16-byte grid.
+// Bytes an element of the staged mask, and a staged mask row (mask_row_bytes: 64 keys plus 16
+// bytes, so the 8 rows x 4 lanes of one read fall in distinct banks and every row stays on the
+// 16-byte grid).
 template <int kMask>
 constexpr int kMaskElem = kMask == kAddMask ? 2 : 1;
 template <int kMask>
-constexpr int kMaskRow = kKeys * kMaskElem<kMask> + 16;
+constexpr int kMaskRow = mask_row_bytes(kMaskElem<kMask>);
+static_assert(kKeys == 64);  // mask_row_bytes's tile width
 static_assert(kMaskRow<kBoolMask> % 16 == 0 && kMaskRow<kAddMask> % 16 == 0);
 
 using u16 = std::uint16_t;
@@ -277,12 +279,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   const unsigned qa = smem_u32(smem + L::kQ + (16 * warp + own_addr_row(lane)) * kStride<D> + own_addr_col(lane));
   const int kb_off = score_addr_row(lane) * kStride<D> + score_addr_col(lane);
   const int vb_off = second_addr_row(lane) * kStride<D> + second_addr_col(lane);
-  // Its mask pair's byte offset within a staged tile, per row (c_col: keys 2q, 2q + 1 of n-tile j
-  // at + 8 j keys; rows g and g + 8 of the warp, or the one row when rows1).
+  // Its staged mask rows: rows g and g + 8 of the warp (c_row of registers 0 and 2), or the one
+  // row when rows1; n-tile j's pair at mask_pair_offset.
   int mrow[2];
 #pragma unroll
-  for (int hr = 0; hr < 2; ++hr)
-    mrow[hr] = (mk.rows1 ? 0 : (16 * warp + g + 8 * hr) * kMaskRow<kMask>) + c_col(lane, 0) * kMaskElem<kMask>;
+  for (int hr = 0; hr < 2; ++hr) mrow[hr] = mk.rows1 ? 0 : 16 * warp + c_row(lane, 2 * hr);
   static_assert(c_col(0, 1) == c_col(0, 0) + 1 && c_col(0, 3) == c_col(0, 1) && c_row(0, 2) == c_row(0, 0) + 8);
 
   for (int t = 0; t < tiles; ++t) {
@@ -332,9 +333,9 @@ __global__ void __launch_bounds__(kThreads, 1)
           for (int j = 0; j < kNT; ++j) {
             [[maybe_unused]] unsigned mw = 0;
             if constexpr (kMask == kBoolMask)
-              mw = *reinterpret_cast<const u16*>(mt + mrow[hr] + 8 * j);
+              mw = *reinterpret_cast<const u16*>(mt + mask_pair_offset(lane, mrow[hr], j, 1));
             else if constexpr (kMask == kAddMask)
-              mw = *reinterpret_cast<const unsigned*>(mt + mrow[hr] + 2 * 8 * j);
+              mw = *reinterpret_cast<const unsigned*>(mt + mask_pair_offset(lane, mrow[hr], j, 2));
 #pragma unroll
             for (int e = 0; e < 2; ++e) {
               float& x = sc[j][2 * hr + e];
