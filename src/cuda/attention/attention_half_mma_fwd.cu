@@ -438,7 +438,7 @@ bool half_mma_forward_fits(const AttentionDesc& d, const Pointers& p) {
   return (d.dtype == DType::BF16 || d.dtype == DType::F16) && d.head_dim == d.value_dim &&
          (d.head_dim == 64 || d.head_dim == 128) && d.dense() && row_tiles(d.seq_q, kRows) <= kMaxGridY &&
          d.seq_k <= (std::int64_t{1} << 30) && d.batch * d.heads_q <= kMaxGridX &&
-         (d.mask == AttentionMaskKind::None || p.mask != nullptr) && aligned16(p.q) && aligned16(p.k) &&
+         (d.mask == AttentionMaskKind::None || p.mask != nullptr || d.seq_k == 0) && aligned16(p.q) && aligned16(p.k) &&
          aligned16(p.v) && aligned16(p.result);
 }
 
