@@ -16,8 +16,10 @@
 // sums in F32; the online softmax runs in F32 (row max m, partial sums l of the F32 weights);
 // P = exp(s - m) is rounded to nearest in the dtype (cvt.rn.{bf16x2,f16x2}.f32) as the A operand
 // of O += P V (F32 accumulators); O / l is rounded once to the dtype. Against the SIMT kernel
-// (exact products, F32 weights) only P's rounding (relative 2^-9 BF16 / 2^-12 F16 per weight,
-// unit roundoff) and the last rounding of out differ, plus ex2.approx (~2^-22) for expf.
+// (exact products, F32 weights) only P's rounding (relative u per weight, the unit roundoff:
+// 2^-8 BF16, 2^-11 F16; F16 weights below 2^-14 are subnormal, 2^-25 absolute) and the sums'
+// order differ, plus ex2.approx (~2^-22) for expf; out is rounded once in both. Host emulation:
+// scripts/attention-half-mma-fwd-emulation.py.
 //
 // Layout (as the 3xTF32 F32 forward, attention_f32_tf32x3.cu): a block of 8 warps owns 128 query
 // rows of one (batch, query head), warp w rows 16w .. + 15, and streams 64-key K/V tiles (cp.async,
