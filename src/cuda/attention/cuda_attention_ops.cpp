@@ -16,6 +16,8 @@
 // only: reads_views says yes exactly when cuDNN has a plan for the call with those strides;
 // the own kernels always get dense inputs (the front end copies them).
 // The own backward's per-row scratch and cuDNN's work area come from the device pool.
+// A F16/BF16 forward that cuDNN does not take (explicit masks above all) runs on the F16/BF16
+// tensor-core forward where it fits (forward_in_dtype), else on the general kernels.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
