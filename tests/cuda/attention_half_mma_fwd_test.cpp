@@ -365,6 +365,32 @@ TEST_F(HalfMmaForward, NaNAsTheSimtForward) {
     for (const DType half : {DType::BF16, DType::F16}) expect_agrees(make(c, half, seed++, false, true));
 }
 
+// Through the front end (nn::scaled_dot_product_attention: cuda_attention_ops.cpp routes masked
+// F16/BF16 forwards with D = 128 to this kernel unless FERRITE_ATTENTION_HALF_FWD=simt) against
+// the CPU backend at the conformance suite's CUDA-vs-CPU tolerance: a Bool key-padding mask
+// (batch 1 fully masked: out 0, logsumexp -inf) and an additive [1, 1, Sq, Sk] one, causal too.
+TEST_F(HalfMmaForward, RoutedThroughTheFrontEndAgreesWithTheCpuBackend) {
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
+  for (const DType half : {DType::BF16, DType::F16})
+    for (const bool causal : {false, true})
+      for (const auto kind : {kBool, kAdd}) {
+        const Case c{2, 4, 2, 200, 256, 128, causal, kind, kind == kBool ? kKeyPad : kRowsKeys};
+        const Problem p = make(c, half, 7u, kind == kBool, false);  // Bool: batch 0 fully masked
+        const nn::AttentionOptions o{.causal = causal, .mask = p.mask};
+        const nn::AttentionOptions oc{.causal = causal, .mask = p.mask.to(cpu)};
+        const auto g = nn::scaled_dot_product_attention(p.q, p.k, p.v, o);
+        const auto r = nn::scaled_dot_product_attention(p.q.to(cpu), p.k.to(cpu), p.v.to(cpu), oc);
+        const double rtol = half == DType::BF16 ? 3e-2 : 5e-3, atol = half == DType::BF16 ? 1e-2 : 2e-3;
+        const std::vector<float> a = host(g.out), e = host(r.out), la = host(g.logsumexp), le = host(r.logsumexp);
+        std::size_t bad = 0;
+        for (std::size_t n = 0; n < a.size(); ++n)
+          if (!(std::abs(static_cast<double>(a[n]) - e[n]) <= atol + rtol * std::abs(e[n]))) ++bad;
+        for (std::size_t n = 0; n < la.size(); ++n)
+          if (!(la[n] == le[n] || std::abs(static_cast<double>(la[n]) - le[n]) <= 1e-3 + 1e-3 * std::abs(le[n]))) ++bad;
+        EXPECT_EQ(bad, 0u) << dtype_name(half) << ", " << c.what();
+      }
+}
+
 }  // namespace
 }  // namespace ferrite
 
