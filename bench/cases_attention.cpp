@@ -98,6 +98,35 @@ void add_projection_views(const BenchContext& ctx, std::vector<BenchCase>& cases
   }
 }
 
+// Masked forwards, which cuDNN's route does not take (cuda_attention_ops.cpp): they run on the
+// F16/BF16 tensor-core forward (attention_half_mma_fwd.cu; FERRITE_ATTENTION_HALF_FWD=simt: the
+// general SIMT kernel). `name`_keypad_fwd: a Bool key-padding mask [B, 1, 1, S], batch b
+// attending to its first S - b S / 16 keys; `name`_addmask_fwd: an additive mask [1, 1, S, S]
+// in the dtype (a relative-position bias, -0.01 |i - j|, shared by every batch and head). FLOPs
+// as PyTorch counts them: the full 4·B·H·S²·D, whatever the mask hides.
+void add_masked_forwards(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name,
+                         std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, unsigned seed) {
+  const std::string shape = "B=" + std::to_string(b) + " H=" + std::to_string(h) + " S=" + std::to_string(s) +
+                            " D=" + std::to_string(d);
+  auto q = ctx.random({b, h, s, d}, DType::BF16, seed), k = ctx.random({b, h, s, d}, DType::BF16, seed + 1);
+  auto v = ctx.random({b, h, s, d}, DType::BF16, seed + 2);
+  std::vector<bool> keep(static_cast<std::size_t>(b * s));
+  for (std::int64_t i = 0; i < b; ++i)
+    for (std::int64_t j = 0; j < s; ++j) keep[static_cast<std::size_t>(i * s + j)] = j < s - i * s / 16;
+  auto pad = ctx.hold(from_vector(keep, {b, 1, 1, s}).to(ctx.device));
+  std::vector<float> bias(static_cast<std::size_t>(s * s));
+  for (std::int64_t i = 0; i < s; ++i)
+    for (std::int64_t j = 0; j < s; ++j)
+      bias[static_cast<std::size_t>(i * s + j)] = -0.01f * static_cast<float>(i > j ? i - j : j - i);
+  auto add = ctx.hold(from_vector(bias, {1, 1, s, s}).to(DType::BF16).to(ctx.device));
+  cases.push_back({name + "_keypad_fwd", shape + " bool [B,1,1,S]", 0,
+                   [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, {.mask = *pad}); }, false,
+                   attention_flops(b, h, s, s, d, false, 2)});
+  cases.push_back({name + "_addmask_fwd", shape + " additive [1,1,S,S]", 0,
+                   [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, {.mask = *add}); }, false,
+                   attention_flops(b, h, s, s, d, false, 2)});
+}
+
 void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   const bool full = ctx.full_size();
   for (DType dtype : {DType::BF16, DType::F16, DType::F32}) {
@@ -119,6 +148,7 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   add_grouped_problem(ctx, cases, "sdpa_bf16_gqa_causal", full ? 4 : 1, full ? 32 : 4, full ? 8 : 1,
                       full ? 4096 : 64, 128, true, 57);
   add_projection_views(ctx, cases, "sdpa_bf16_gpt2_qkv", full ? 16 : 1, full ? 12 : 2, full ? 1024 : 64, 64, 53);
+  add_masked_forwards(ctx, cases, "sdpa_bf16", full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 128, 61);
   // Decoding: one new query against a KV cache, grouped-query heads 32/8.
   const std::int64_t db = full ? 64 : 2, dk = full ? 8192 : 128, d = 128;
   auto q = ctx.random({db, 32, 1, d}, DType::BF16, 35);

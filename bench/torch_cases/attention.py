@@ -111,6 +111,20 @@ def _projection_views(out, name, b, h, t, d, rand):
         out.append(Case(case + "_bwd", bwd, flops=_flops(b, h, t, t, d, True, 5)))
 
 
+def _masked_forwards(out, name, b, h, s, d, rand):
+    # Twin of add_masked_forwards: a Bool key-padding mask [B, 1, 1, S] (batch i attends to its
+    # first S - i S / 16 keys) and an additive BF16 mask [1, 1, S, S] (-0.01 |i - j|), passed as
+    # attn_mask (True = attend, as ferrite's Bool masks); inputs that require grad, as _problem's.
+    q, k, v = (rand(b, h, s, d, dtype=torch.bfloat16).requires_grad_() for _ in range(3))
+    dev = q.device
+    j = torch.arange(s, device=dev)
+    pad = (j[None, :] < (s - torch.arange(b, device=dev) * s // 16)[:, None]).view(b, 1, 1, s)
+    add = (-0.01 * (j[:, None] - j[None, :]).abs().float()).to(torch.bfloat16).view(1, 1, s, s)
+    for suffix, mask in (("_keypad_fwd", pad), ("_addmask_fwd", add)):
+        out.append(Case(name + suffix, lambda q=q, k=k, v=v, m=mask: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
+                        flops=_flops(b, h, s, s, d, False, 2)))
+
+
 def cases(quick):
     dev = torch.device("cuda")
     full = not quick
@@ -135,6 +149,7 @@ def cases(quick):
              False, rand)
     _grouped(out, "sdpa_bf16_gqa_causal", *((4, 32, 8, 4096) if full else (1, 4, 1, 64)), 128, True, rand)
     _projection_views(out, "sdpa_bf16_gpt2_qkv", *((16, 12, 1024) if full else (1, 2, 64)), 64, rand)
+    _masked_forwards(out, "sdpa_bf16", *((8, 16, 4096) if full else (1, 2, 64)), 128, rand)
     d = 128
     db, dk = (64, 8192) if full else (2, 128)
     q = rand(db, 32, 1, d, dtype=torch.bfloat16)

@@ -342,11 +342,11 @@ TEST(HalfMmaFragments, KernelsHardCodedRowsAndStores) {
   EXPECT_FALSE(ldsm_conflict_free(64));  // rows 128 bytes apart: an 8-way conflict
 }
 
-// One warp of a kernel: own rows own0 .. + 15 of a 64-row own tile, streamed rows s0 .. s0 +
+// One warp of a kernel: own rows own0 .. + 15 of an own tile of own_rows rows (64; the forward's 128), streamed rows s0 .. s0 +
 // 8 NT - 1 of a 64-row streamed tile (two, for the score and for the second product), D dims.
 // The score exactly as score() addresses it, X placed in its accumulators as the kernels' dS/P
 // loop does, then second() with its A built from them (a_from_c_*) and its B by ldmatrix.trans.
-void replay_warp(unsigned seed, int D, int NT, int own0, int s0) {
+void replay_warp(unsigned seed, int D, int NT, int own0, int s0, int own_rows = 64) {
   std::mt19937 rng(seed);
   std::uniform_int_distribution<int> u(-8, 8);
   auto tile = [&](int rows, int cols) {
@@ -354,7 +354,7 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0) {
     for (double& e : t.e) e = u(rng);
     return t;
   };
-  const Tile own = tile(64, D), stream = tile(64, D), stream2 = tile(64, D), x = tile(16, 8 * NT);
+  const Tile own = tile(own_rows, D), stream = tile(64, D), stream2 = tile(64, D), x = tile(16, 8 * NT);
 
   CFrag c[8];  // NT <= 8
   for (auto& t : c)
@@ -458,6 +458,46 @@ TEST(HalfMmaFragments, DqWarpReplaysBothProducts) {
 TEST(HalfMmaFragments, DkdvWarpReplaysBothProducts) {
   for (const int d : {64, 128})
     for (int kg = 0; kg < 4; ++kg) replay_warp(51u + static_cast<unsigned>(kg), d, 8, 16 * kg, 0);
+}
+
+// The forward (attention_half_mma_fwd.cu): warp w takes query rows 16 w .. of the block's 128 and
+// all 64 keys of the K/V tile (8 score n-tiles): S = Q K^T, then O += P V with P rounded in the
+// accumulators' places, exactly the products replayed here.
+TEST(HalfMmaFragments, ForwardWarpReplaysBothProducts) {
+  for (const int d : {64, 128})
+    for (int w = 0; w < 8; ++w) replay_warp(91u + static_cast<unsigned>(w), d, 8, 16 * w, 0, 128);
+}
+
+// The forward's mask reads: score register i of n-tile j (own row c_row, key score_row(j, c_col)
+// at the documented C position) must find its element of the staged tile (row-major, rows
+// mask_row_bytes apart) at the pair load mask_pair_offset(lane, row g + 8 (i >> 1), j) plus
+// (i & 1) elements, the pair aligned for one 2- or 4-byte load, and a warp's 32 loads of one
+// (n-tile, row half) in distinct banks (or the same word).
+TEST(HalfMmaFragments, ForwardMaskPairsFindTheirElements) {
+  for (const int elem : {1, 2}) {
+    EXPECT_EQ(mask_row_bytes(elem) % 16, 0);
+    for (int w = 0; w < 8; ++w)
+      for (int j = 0; j < 8; ++j)
+        for (int hr = 0; hr < 2; ++hr) {
+          int bank_word[32];
+          for (int& b : bank_word) b = -1;
+          for (int lane = 0; lane < kLanes; ++lane) {
+            const int row = 16 * w + c_row(lane, 2 * hr);  // the kernel's mrow
+            const int pair = mask_pair_offset(lane, row, j, elem);
+            EXPECT_EQ(pair % (2 * elem), 0) << "pair load alignment, lane " << lane;
+            for (int e = 0; e < 2; ++e) {
+              const int i = 2 * hr + e;
+              const int doc_row = 16 * w + kDocC.at[lane][i].row, key = score_row(j, kDocC.at[lane][i].col);
+              EXPECT_EQ(pair + e * elem, doc_row * mask_row_bytes(elem) + key * elem)
+                  << "elem " << elem << " warp " << w << " lane " << lane << " n-tile " << j << " c" << i;
+            }
+            const int word = pair / 4, bank = word % 32;
+            EXPECT_TRUE(bank_word[bank] == -1 || bank_word[bank] == word)
+                << "bank conflict, elem " << elem << " lane " << lane << " n-tile " << j;
+            bank_word[bank] = word;
+          }
+        }
+  }
 }
 
 }  // namespace

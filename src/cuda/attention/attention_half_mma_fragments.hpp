@@ -125,6 +125,18 @@ constexpr bool ldsm_conflict_free(int stride_elems) {
   return (stride_elems * 2) % 16 == 0;  // every row 16-byte aligned (cp.async, ldmatrix)
 }
 
+// ---- The forward's staged mask tile (attention_half_mma_fwd.cu) ----
+// The forward (own rows = query rows, streamed rows = keys, as the dq kernel) stages its mask
+// tile row-major, 64 keys a row of `elem`-byte elements (1: Bool, 2: additive), rows
+// mask_row_bytes apart (64 elem + 16: on the 16-byte grid for cp.async, and the 8 rows x 4 lanes
+// of one read in distinct banks). A lane reads the pair of its score registers i = 2 hr, 2 hr + 1
+// of n-tile j (keys score_row(j, c_col(lane, 0)), + 1: c_col's pair) of staged row `row` with
+// one 2-byte (Bool) or 4-byte (additive) load at this offset.
+FERRITE_HALF_MMA_HD constexpr int mask_row_bytes(int elem) { return 64 * elem + 16; }
+FERRITE_HALF_MMA_HD constexpr int mask_pair_offset(int lane, int row, int j, int elem) {
+  return row * mask_row_bytes(elem) + score_row(j, c_col(lane, 0)) * elem;
+}
+
 }  // namespace ferrite::cuda::attention::half_mma
 
 #undef FERRITE_HALF_MMA_HD

@@ -82,4 +82,12 @@ void half_mma_backward_dkdv(const AttentionDesc& desc, const Pointers& p, cudaSt
 /// half_mma_backward_fits says no. p.delta: delta_bytes(desc) of scratch.
 bool backward_half_mma(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 
+/// The F16/BF16 forward on the tensor cores in the inputs' own dtype (attention_half_mma_fwd.cu:
+/// mma.sync m16n8k16, F32 accumulation and online softmax, P rounded to the dtype for P V, out
+/// rounded once, logsumexp F32): F16 or BF16, no mask, causal and/or an explicit Bool or additive
+/// mask with any broadcast strides, D = Dv in {64, 128}, dense, q, k, v and out on the 16-byte
+/// grid, row tiles (128 a tile) within grid y. half_mma_forward writes nothing when B·Hq·Sq = 0.
+bool half_mma_forward_fits(const AttentionDesc& desc, const Pointers& p);
+void half_mma_forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+
 }  // namespace ferrite::cuda::attention

@@ -19,6 +19,8 @@
 // only: reads_views says yes exactly when cuDNN has a plan for the call with those strides;
 // the own kernels always get dense inputs (the front end copies them).
 // The own backward's per-row scratch and cuDNN's work area come from the device pool.
+// A F16/BF16 forward that cuDNN does not take (explicit masks above all) runs on the F16/BF16
+// tensor-core forward where it fits (forward_in_dtype), else on the general kernels.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -160,6 +162,34 @@ bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, in
   return true;
 }
 
+// How a F16/BF16 forward that cuDNN does not take (explicit masks above all) runs, read once
+// from FERRITE_ATTENTION_HALF_FWD: unset or "mma" (the default), on the tensor cores in the
+// dtype itself where attention_half_mma_fwd.cu takes the problem; "simt", on the general
+// kernels (attention::forward): the A/B of the two and the way back should the mma kernel fail
+// a problem. Anything else is an error rather than a silent default.
+bool half_forward_on_mma() {
+  static const bool mma = [] {
+    const char* v = std::getenv("FERRITE_ATTENTION_HALF_FWD");
+    if (v == nullptr || *v == '\0' || std::strcmp(v, "mma") == 0) return true;
+    FERRITE_CHECK(std::strcmp(v, "simt") == 0, InvalidArgument, "FERRITE_ATTENTION_HALF_FWD is \"", v,
+                  "\": expected mma or simt");
+    return false;
+  }();
+  return mma;
+}
+
+// The F16/BF16 forward on attention_half_mma_fwd.cu's kernel; false, having queued nothing, when
+// it does not take the problem. Few query rows against many keys (decoding: the shape
+// attention::forward gives its split-keys kernel, which spreads the keys over 8 warps a row)
+// stay there: the mma kernel would run one block per (batch, head) over all keys, 7 of its 8
+// warps idle.
+bool forward_in_dtype(const AttentionDesc& desc, const attention::Pointers& p, cudaStream_t stream) {
+  if (!half_forward_on_mma() || !attention::half_mma_forward_fits(desc, p)) return false;
+  if (desc.seq_q < 8 && desc.seq_k >= 64) return false;
+  attention::half_mma_forward(desc, p, stream);
+  return true;
+}
+
 class CudaAttentionOps final : public AttentionOps {
  public:
   bool supports(DType dtype) const override {
@@ -191,6 +221,7 @@ class CudaAttentionOps final : public AttentionOps {
         cudnn_sdpa::forward(desc, p, device, stream))
       return;
     check_dense(desc, "scaled_dot_product_attention");
+    if (forward_in_dtype(desc, p, stream)) return;
     attention::forward(desc, p, stream);
   }
 
