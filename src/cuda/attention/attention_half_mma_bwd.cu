@@ -27,7 +27,8 @@
 // layouts and the kernels' choice of which row and dim each MMA index stands for, and how two
 // 16x8 score accumulator tiles become one 16x16 A operand as F16/BF16 pairs) are in
 // attention_half_mma_fragments.hpp, replayed for one warp against plain products by
-// tests/unit/attention_half_mma_fragments_test.cpp.
+// tests/unit/attention_half_mma_fragments_test.cpp; the staging, ldmatrix, MMA and product
+// helpers, shared with the forward, in attention_half_mma.cuh.
 //
 // dq kernel: a block (8 warps) owns 64 query rows and streams 64-key K/V tiles (cp.async,
 // double-buffered, one barrier a tile). Warp w takes rows 16 (w % 4) .. + 15 and keys
@@ -57,13 +58,11 @@
 //   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention*'
 //   FERRITE_ATTENTION_HALF_BWD=f32 (the widening route, for the A/B) and unset (this one):
 //   python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_bf16_s16k_causal_bwd,sdpa_bf16_gqa_causal_bwd'
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
 #include <type_traits>
 
 #include "cuda/attention/attention_f32_tiled.cuh"
+#include "cuda/attention/attention_half_mma.cuh"
 #include "cuda/attention/attention_half_mma_fragments.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/error.hpp"
@@ -76,123 +75,6 @@ using namespace half_mma;
 
 constexpr int kTile = 64;  // own rows (dq) or keys (dk/dv) per block, streamed rows per tile
 static_assert(kThreads == 256);
-
-// Row stride of every tile, in 2-byte elements.
-template <int D>
-constexpr int kStride = D + 8;
-static_assert(ldsm_conflict_free(kStride<64>) && ldsm_conflict_free(kStride<128>));
-
-using u16 = std::uint16_t;
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-// Rows [row0, row0 + 64) of a dense [rows, D] F16/BF16 matrix into shared [64][D + 8], 16 bytes
-// a cp.async; rows past `rows` are zero-filled (src-size 0: their source, `src` itself, is not read).
-template <int D>
-__device__ __forceinline__ void stage_half(u16* dst, const u16* src, int row0, int rows) {
-  constexpr int kChunks = D / 8;  // 16-byte chunks a row
-  static_assert((kTile * kChunks) % kThreads == 0);
-#pragma unroll
-  for (int n = 0; n < kTile * kChunks / kThreads; ++n) {
-    const int e = static_cast<int>(threadIdx.x) + n * kThreads;
-    const int r = e / kChunks, c = (e % kChunks) * 8;
-    const bool valid = row0 + r < rows;
-    const u16* from = valid ? src + static_cast<std::int64_t>(row0 + r) * D + c : src;
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst + r * kStride<D> + c)),
-                 "l"(from), "r"(valid ? 16 : 0)
-                 : "memory");
-  }
-}
-
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// c += a b, m16n8k16, F32 accumulators.
-template <bool kBf16>
-__device__ __forceinline__ void mma16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  if constexpr (kBf16)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two F32 values rounded to nearest (ties to even) in the dtype, lo in the low half: one
-// cvt.rn.{bf16x2,f16x2}.f32 (NaN stays NaN, overflow gives inf).
-template <bool kBf16>
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-  if constexpr (kBf16) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&v);
-  }
-}
-
-// c[p][j] += A_p B_p^T over the D head dims, for kPairs products at once (independent
-// accumulator chains): A_p's 16 own rows at shared address a[p] (this lane's ldmatrix row and
-// column, own_addr_row/col), B_p's n-tile j at b[p] + j 8 rows (score_addr_row/col).
-template <int D, int NT, int kPairs, bool kBf16>
-__device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const unsigned (&a)[kPairs],
-                                      const unsigned (&b)[kPairs]) {
-  constexpr unsigned kRowBytes = 2 * kStride<D>;
-#pragma unroll
-  for (int ch = 0; ch < D; ch += 32) {  // two k-steps of 16 dims
-    unsigned af[kPairs][2][4];
-#pragma unroll
-    for (int p = 0; p < kPairs; ++p) {
-      ldsm_x4(af[p][0], a[p] + 2 * ch);
-      ldsm_x4(af[p][1], a[p] + 2 * (ch + 16));
-    }
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int p = 0; p < kPairs; ++p) {
-        unsigned bf[4];
-        ldsm_x4(bf, b[p] + 8 * j * kRowBytes + 2 * ch);
-        mma16<kBf16>(c[p][j], af[p][0], bf[0], bf[1]);
-        mma16<kBf16>(c[p][j], af[p][1], bf[2], bf[3]);
-      }
-  }
-}
-
-// acc += C B: C (P or dS, F32, NT = 2 KS score n-tiles) rounded to the dtype as A, k-step J =
-// score n-tiles 2J, 2J + 1 (second_row); B = streamed rows x D dims from shared address b (this
-// lane's second_addr_row/col), .trans.
-template <int D, int NT, bool kBf16>
-__device__ __forceinline__ void second(float (&acc)[D / 8][4], const float (&c)[NT][4], unsigned b) {
-  constexpr unsigned kRowBytes = 2 * kStride<D>;
-#pragma unroll
-  for (int J = 0; J < NT / 2; ++J) {
-    unsigned a[4];
-#pragma unroll
-    for (int r = 0; r < 4; ++r)
-      a[r] = pack2<kBf16>(c[a_from_c_tile(J, r)][a_from_c_reg(r, 0)], c[a_from_c_tile(J, r)][a_from_c_reg(r, 1)]);
-#pragma unroll
-    for (int np = 0; np < D / 16; ++np) {  // n-tiles 2np, 2np + 1: dims 16np .. + 15
-      unsigned bf[4];
-      ldsm_x4_trans(bf, b + 16 * J * kRowBytes + 2 * 16 * np);
-      mma16<kBf16>(acc[2 * np], a, bf[0], bf[1]);
-      mma16<kBf16>(acc[2 * np + 1], a, bf[2], bf[3]);
-    }
-  }
-}
 
 // Stores this lane's rows g and g + 8 (at dst0 and dst0 + 8 D, when `valid`) of a 16 x D output
 // times `mul`, rounded to the dtype: n-tile nt's c0, c1 (row g) and c2, c3 (row g + 8) are dims
@@ -212,19 +94,11 @@ __device__ __forceinline__ void store_rows(u16* dst0, const float (&acc)[D / 8][
 }
 
 // P = exp(scale s - lse) as 2^(s scale log2(e) - lse log2(e)): one FFMA (lse log2(e) taken once
-// a row) and one MUFU.EX2 (ex2.approx.ftz.f32: relative error ~2^-22, results below 2^-126
-// flushed to 0), where expf costs ~8 instructions: 16 (dq) and 32 (dk/dv's P^T warps) of them a
-// tile pair, against 96 / 128 MMAs. The argument's extra rounding (lse log2(e), ~2^-24 |lse|
-// absolute) moves P by ~1e-6 relative at |lse| ~ 10, 1/500 of F16's rounding of P and far less
-// of BF16's. ex2 keeps NaN, gives 0 for -inf and inf for inf, as expf. Volatile: computed for
-// every score whatever the mask says (not sunk into a branch of its own; see
-// expf_unconditional in attention_f32_tf32x3_bwd.cu), hidden ones then dropped by a select.
-constexpr float kLog2e = 1.4426950408889634f;
-__device__ __forceinline__ float exp2_unconditional(float x) {
-  float y;
-  asm volatile("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
-}
+// a row) and one MUFU.EX2 (exp2_unconditional, attention_half_mma.cuh), where expf costs ~8
+// instructions: 16 (dq) and 32 (dk/dv's P^T warps) of them a tile pair, against 96 / 128 MMAs.
+// The argument's extra rounding (lse log2(e), ~2^-24 |lse| absolute) moves P by ~1e-6 relative
+// at |lse| ~ 10, 1/500 of F16's rounding of P and far less of BF16's. Volatile: computed for
+// every score whatever the mask says, hidden ones then dropped by a select.
 
 // ---- Explicit masks (kMask: Bool or Additive; None is the unmasked code, unchanged) ----
 // The mask is read per score element from global memory through its broadcast strides (0 where
@@ -256,20 +130,12 @@ template <AttentionMaskKind kMask, bool kBf16>
 __device__ __forceinline__ unsigned mask_load(const MaskElem<kMask>* at, bool read) {
   return read ? static_cast<unsigned>(__ldg(at)) : kHiddenRaw<kMask, kBf16>;
 }
-// An additive element's value in F32 (exact: F16 and BF16 widen without rounding).
-template <bool kBf16>
-__device__ __forceinline__ float mask_value(unsigned raw) {
-  if constexpr (kBf16)
-    return __uint_as_float(raw << 16);
-  else
-    return __half2float(__ushort_as_half(static_cast<unsigned short>(raw)));
-}
 template <AttentionMaskKind kMask, bool kBf16>
 __device__ __forceinline__ bool mask_visible(unsigned raw) {
   if constexpr (kMask == AttentionMaskKind::Bool)
     return raw != 0;
   else
-    return mask_value<kBf16>(raw) != -INFINITY;
+    return widen<kBf16>(raw) != -INFINITY;
 }
 // P of a visible score s (the F32 MMA sum q.k) under an additive mask: exp(s scale + m - lse)
 // with the score x rounded as the SIMT forward rounds it (its dot * scale + bias, one FFMA under
@@ -344,11 +210,11 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
   const int tiles = (key_end + kTile - 1) / kTile;
   const int row0 = m0 + 16 * rg + g;  // this lane's rows: row0 and row0 + 8
 
-  stage_half<D>(smem + L::kQ, static_cast<const u16*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
-  stage_half<D>(smem + L::kG, static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
+  stage_half<D, kTile, true>(smem + L::kQ, static_cast<const u16*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
+  stage_half<D, kTile, true>(smem + L::kG, static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
   if (tiles > 0) {
-    stage_half<D>(smem + L::kK, kp, 0, s.seq_k);
-    stage_half<D>(smem + L::kV, vp, 0, s.seq_k);
+    stage_half<D, kTile, true>(smem + L::kK, kp, 0, s.seq_k);
+    stage_half<D, kTile, true>(smem + L::kV, vp, 0, s.seq_k);
   }
   commit_group();
 
@@ -390,8 +256,8 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
     wait_groups<0>();  // this thread's part of K_t and V_t (and, at t = 0, of Q and dO)
     __syncthreads();   // everyone's; everyone is done with tile t - 1, whose buffers take t + 1
     if (t + 1 < tiles) {
-      stage_half<D>(smem + L::kK + (buf ^ 1) * L::kTileElems, kp, (t + 1) * kTile, s.seq_k);
-      stage_half<D>(smem + L::kV + (buf ^ 1) * L::kTileElems, vp, (t + 1) * kTile, s.seq_k);
+      stage_half<D, kTile, true>(smem + L::kK + (buf ^ 1) * L::kTileElems, kp, (t + 1) * kTile, s.seq_k);
+      stage_half<D, kTile, true>(smem + L::kV + (buf ^ 1) * L::kTileElems, vp, (t + 1) * kTile, s.seq_k);
     }
     commit_group();
 
@@ -433,7 +299,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
           const bool visible = mask_visible<kMask, kBf16>(mraw[j][i]);
           float prob;
           if constexpr (kAdditive)
-            prob = additive_prob(sd[0][j][i], s.scale, mask_value<kBf16>(mraw[j][i]), lse2[hr]);
+            prob = additive_prob(sd[0][j][i], s.scale, widen<kBf16>(mraw[j][i]), lse2[hr]);
           else
             prob = exp2_unconditional(fmaf(sd[0][j][i], scale2, -lse2[hr]));
           sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
@@ -494,10 +360,10 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   auto row0_of = [&](int t) { return query_begin + (t % per_head) * kTile; };
   auto stage_rows = [&](int t, int buf) {
     const std::int64_t bh = head_of(t);
-    stage_half<D>(smem + L::kQ + buf * L::kTileElems, static_cast<const u16*>(p.q) + bh * s.seq_q * D, row0_of(t),
-                  s.seq_q);
-    stage_half<D>(smem + L::kG + buf * L::kTileElems, static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D,
-                  row0_of(t), s.seq_q);
+    stage_half<D, kTile, true>(smem + L::kQ + buf * L::kTileElems, static_cast<const u16*>(p.q) + bh * s.seq_q * D,
+                               row0_of(t), s.seq_q);
+    stage_half<D, kTile, true>(smem + L::kG + buf * L::kTileElems,
+                               static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D, row0_of(t), s.seq_q);
   };
   float* stats_base = reinterpret_cast<float*>(smem_raw + L::kStatsBytes);
   // The tile's logsumexp (times log2(e): exp2_unconditional; additive mask: as it is) and
@@ -517,8 +383,8 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   };
 
   const std::int64_t key_base = bhk * s.seq_k;
-  stage_half<D>(smem + L::kK, static_cast<const u16*>(p.k) + key_base * D, n0, s.seq_k);
-  stage_half<D>(smem + L::kV, static_cast<const u16*>(p.v) + key_base * D, n0, s.seq_k);
+  stage_half<D, kTile, true>(smem + L::kK, static_cast<const u16*>(p.k) + key_base * D, n0, s.seq_k);
+  stage_half<D, kTile, true>(smem + L::kV, static_cast<const u16*>(p.v) + key_base * D, n0, s.seq_k);
   if (tiles > 0) {
     stage_rows(0, 0);
     stage_row_stats(0, 0);
@@ -637,8 +503,10 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
     // Role 1: dS^T = P^T (dP^T - delta). The rows' delta pairs (rows 8j + 2q, + 1: c_col's
     // pair) load whatever the mask says: as a select's operand, not a load under it (the
     // compiler made 31 predicated loads and 35 register zeroings of it in the full path).
+    // kMaskedTile: the masked kernel's test, P != kHiddenP (masked_probabilities below), else
+    // visible's (kFull as there).
     static_assert(c_col(0, 1) == c_col(0, 0) + 1 && c_col(0, 2) == c_col(0, 0) && c_col(0, 0) == 0);
-    auto score_grads = [&]<bool kFull>() {
+    auto score_grads = [&]<bool kFull, bool kMaskedTile = false>() {
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
         const float4 pf = xs[32 * j];
@@ -648,7 +516,10 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
           const float ds = pe[i] * (sc[0][j][i] - de[i & 1]);
-          sc[0][j][i] = visible.template operator()<kFull>(j, i) ? ds : 0.f;
+          if constexpr (kMaskedTile)
+            sc[0][j][i] = pe[i] != kHiddenP ? ds : 0.f;
+          else
+            sc[0][j][i] = visible.template operator()<kFull>(j, i) ? ds : 0.f;
         }
       }
     };
@@ -680,7 +551,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
           const bool seen = stats[r] != -INFINITY && mask_visible<kMask, kBf16>(mraw[i]);
           float e;
           if constexpr (kAdditive)
-            e = additive_prob(sc[0][j][i], s.scale, mask_value<kBf16>(mraw[i]), stats[r]);
+            e = additive_prob(sc[0][j][i], s.scale, widen<kBf16>(mraw[i]), stats[r]);
           else
             e = exp2_unconditional(fmaf(sc[0][j][i], scale2, -stats[r]));
           sc[0][j][i] = seen ? e : 0.f;
@@ -689,24 +560,10 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
         xs[32 * j] = make_float4(handed[0], handed[1], handed[2], handed[3]);
       }
     };
-    auto masked_score_grads = [&]() {
-#pragma unroll
-      for (int j = 0; j < kNT; ++j) {
-        const float4 pf = xs[32 * j];
-        const float pe[4] = {pf.x, pf.y, pf.z, pf.w};
-        const float2 dl = *reinterpret_cast<const float2*>(stats + kTile + score_row(j, 2 * lq));
-        const float de[2] = {dl.x, dl.y};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          const float ds = pe[i] * (sc[0][j][i] - de[i & 1]);
-          sc[0][j][i] = pe[i] != kHiddenP ? ds : 0.f;
-        }
-      }
-    };
     if constexpr (kMasked) {
       if (role == 0) masked_probabilities();
       __syncthreads();  // P^T visible to role 1
-      if (role == 1) masked_score_grads();
+      if (role == 1) score_grads.template operator()<false, true>();
     } else {
       if (role == 0) full ? probabilities.template operator()<true>() : probabilities.template operator()<false>();
       __syncthreads();  // P^T visible to role 1

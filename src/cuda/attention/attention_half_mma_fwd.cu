@@ -29,7 +29,8 @@
 // row stride D + 8 elements, the maps and the C -> A hand-over of P being those of the F16/BF16
 // backward (attention_half_mma_fragments.hpp: own rows = query rows, streamed rows = keys),
 // replayed for this kernel's warps against plain products by
-// tests/unit/attention_half_mma_fragments_test.cpp (HalfMmaFragments.ForwardWarp*).
+// tests/unit/attention_half_mma_fragments_test.cpp (HalfMmaFragments.ForwardWarp*); the staging,
+// ldmatrix, MMA and score-product helpers are the backward's too (attention_half_mma.cuh).
 //
 // The mask. Its tile (the block's 128 rows x 64 keys, or one row when ms2 = 0: key padding
 // [B, 1, 1, Sk] and the like) is staged into shared memory with K and V, double-buffered, as raw
@@ -56,12 +57,10 @@
 //   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention*'
 //   FERRITE_ATTENTION_HALF_FWD=simt (the SIMT kernel, for the A/B) and unset (this one):
 //   python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_bf16_keypad_fwd,sdpa_bf16_addmask_fwd'
-#include <cuda_bf16.h>
-#include <cuda_fp16.h>
-
 #include <cstdint>
 
 #include "cuda/attention/attention_f32_tiled.cuh"
+#include "cuda/attention/attention_half_mma.cuh"
 #include "cuda/attention/attention_half_mma_fragments.hpp"
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/error.hpp"
@@ -77,11 +76,6 @@ constexpr int kKeys = 64;           // keys a K/V tile
 constexpr int kNT = kKeys / 8;      // score n-tiles a tile
 static_assert(kThreads == 256 && kRows == 16 * (kThreads / 32));
 
-// Row stride of the Q, K and V tiles, in 2-byte elements.
-template <int D>
-constexpr int kStride = D + 8;
-static_assert(ldsm_conflict_free(kStride<64>) && ldsm_conflict_free(kStride<128>));
-
 enum MaskMode : int { kNoMask = 0, kBoolMask = 1, kAddMask = 2 };
 // Bytes an element of the staged mask, and a staged mask row (mask_row_bytes: 64 keys plus 16
 // bytes, so the 8 rows x 4 lanes of one read fall in distinct banks and every row stays on the
@@ -92,8 +86,6 @@ template <int kMask>
 constexpr int kMaskRow = mask_row_bytes(kMaskElem<kMask>);
 static_assert(kKeys == 64);  // mask_row_bytes's tile width
 static_assert(kMaskRow<kBoolMask> % 16 == 0 && kMaskRow<kAddMask> % 16 == 0);
-
-using u16 = std::uint16_t;
 
 // The explicit mask as the kernel reads it: element (b, h, i, j) at base + (b s0 + h s1 + i s2 +
 // j s3) elements. async: 16-byte cp.async staging is valid (see the top); rows1: s2 = 0, one
@@ -116,31 +108,6 @@ struct FwdLayout {
 };
 static_assert(FwdLayout<128, kNoMask>::kBytes == 104448 && FwdLayout<64, kNoMask>::kBytes == 55296);
 static_assert(FwdLayout<128, kAddMask>::kBytes == 104448 + 36864);
-
-__device__ __forceinline__ unsigned smem_u32(const void* p) {
-  return static_cast<unsigned>(__cvta_generic_to_shared(p));
-}
-
-__device__ __forceinline__ void cp_async16(void* dst, const void* src, bool valid) {
-  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src),
-               "r"(valid ? 16 : 0)
-               : "memory");
-}
-
-// Rows [row0, row0 + R) of a dense [rows, D] F16/BF16 matrix into shared [R][D + 8], 16 bytes a
-// cp.async; rows past `rows` are zero-filled (src-size 0: their source, `src` itself, is not read).
-template <int D, int R>
-__device__ __forceinline__ void stage_half(u16* dst, const u16* src, int row0, int rows) {
-  constexpr int kChunks = D / 8;  // 16-byte chunks a row
-  static_assert((R * kChunks) % kThreads == 0);
-#pragma unroll
-  for (int n = 0; n < R * kChunks / kThreads; ++n) {
-    const int e = static_cast<int>(threadIdx.x) + n * kThreads;
-    const int r = e / kChunks, c = (e % kChunks) * 8;
-    const bool valid = row0 + r < rows;
-    cp_async16(dst + r * kStride<D> + c, valid ? src + static_cast<std::int64_t>(row0 + r) * D + c : src, valid);
-  }
-}
 
 // The mask's tile for query rows [m0, m0 + 128) (one row when rows1) and keys [j0, j0 + 64) into
 // shared `dst` ([rows][kMaskRow] bytes), zero past Sq and Sk. kAsync: by 16-byte cp.async
@@ -174,60 +141,10 @@ __device__ __forceinline__ void stage_mask(unsigned char* dst, const MaskArgs& m
   }
 }
 
-__device__ __forceinline__ void ldsm_x4(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-__device__ __forceinline__ void ldsm_x4_trans(unsigned (&r)[4], unsigned addr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0, %1, %2, %3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(addr));
-}
-
-// c += a b, m16n8k16, F32 accumulators.
-template <bool kBf16>
-__device__ __forceinline__ void mma16(float (&c)[4], const unsigned (&a)[4], unsigned b0, unsigned b1) {
-  if constexpr (kBf16)
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-  else
-    asm("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0, %1, %2, %3}, {%4, %5, %6, %7}, {%8, %9}, "
-        "{%0, %1, %2, %3};\n"
-        : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
-        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-// Two F32 values rounded to nearest (ties to even) in the dtype, lo in the low half (NaN stays
-// NaN, overflow gives inf).
-template <bool kBf16>
-__device__ __forceinline__ unsigned pack2(float lo, float hi) {
-  if constexpr (kBf16) {
-    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&v);
-  } else {
-    const __half2 v = __floats2half2_rn(lo, hi);
-    return *reinterpret_cast<const unsigned*>(&v);
-  }
-}
-
 // The F16/BF16 value in the low (h = 0) or high half of `w`, widened to F32 exactly.
 template <bool kBf16>
 __device__ __forceinline__ float half_of(unsigned w, int h) {
-  const unsigned bits = h == 0 ? (w & 0xffffu) : (w >> 16);
-  if constexpr (kBf16) return __uint_as_float(bits << 16);
-  else return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
-}
-
-// 2^x: one MUFU.EX2 (ex2.approx.ftz.f32, relative error ~2^-22, results below 2^-126 flushed to
-// 0), where expf takes ~8 instructions. NaN stays NaN, -inf gives 0.
-constexpr float kLog2e = 1.4426950408889634f;
-__device__ __forceinline__ float exp2_approx(float x) {
-  float y;
-  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
-  return y;
+  return widen<kBf16>(h == 0 ? (w & 0xffffu) : (w >> 16));
 }
 
 template <int D, bool kBf16, int kMask>
@@ -256,12 +173,12 @@ __global__ void __launch_bounds__(kThreads, 1)
   unsigned char* mask_smem = smem_raw + L::kMaskBytes;
 
   auto stage_tile = [&](int t, int buf) {
-    stage_half<D, kKeys>(smem + L::kK + buf * kKeys * kStride<D>, kp, t * kKeys, s.seq_k);
-    stage_half<D, kKeys>(smem + L::kV + buf * kKeys * kStride<D>, vp, t * kKeys, s.seq_k);
+    stage_half<D, kKeys, false>(smem + L::kK + buf * kKeys * kStride<D>, kp, t * kKeys, s.seq_k);
+    stage_half<D, kKeys, false>(smem + L::kV + buf * kKeys * kStride<D>, vp, t * kKeys, s.seq_k);
     if constexpr (kMask != kNoMask)
       if (mk.async) stage_mask<kMask, true>(mask_smem + buf * L::kMaskBuf, mk, moff, m0, t * kKeys, s);
   };
-  stage_half<D, kRows>(smem + L::kQ, q + bh * s.seq_q * D, m0, s.seq_q);
+  stage_half<D, kRows, false>(smem + L::kQ, q + bh * s.seq_q * D, m0, s.seq_q);
   if (tiles > 0) {
     stage_tile(0, 0);
     if constexpr (kMask != kNoMask)
@@ -278,7 +195,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   // This lane's ldmatrix addresses (bytes, shared space): its query rows for S's A, its key
   // rows of an n-tile for S's B (n-tile j at + 8 j rows), its key rows of a k-step for V (.trans).
-  const unsigned qa = smem_u32(smem + L::kQ + (16 * warp + own_addr_row(lane)) * kStride<D> + own_addr_col(lane));
+  const unsigned qa[1] = {smem_u32(smem + L::kQ + (16 * warp + own_addr_row(lane)) * kStride<D> + own_addr_col(lane))};
   const int kb_off = score_addr_row(lane) * kStride<D> + score_addr_col(lane);
   const int vb_off = second_addr_row(lane) * kStride<D> + second_addr_col(lane);
   // Its staged mask rows: rows g and g + 8 of the warp (c_row of registers 0 and 2), or the one
@@ -301,27 +218,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     if (!idle) {
       const u16* ks = smem + L::kK + buf * kKeys * kStride<D>;
       const u16* vs = smem + L::kV + buf * kKeys * kStride<D>;
-      const unsigned kb = smem_u32(ks + kb_off), vb = smem_u32(vs + vb_off);
-      float sc[kNT][4];
+      const unsigned kb[1] = {smem_u32(ks + kb_off)}, vb = smem_u32(vs + vb_off);
+      float s1[1][kNT][4];  // score's shape for one product
+      float(&sc)[kNT][4] = s1[0];
 #pragma unroll
       for (int j = 0; j < kNT; ++j)
 #pragma unroll
         for (int i = 0; i < 4; ++i) sc[j][i] = 0.f;
       // S = Q K^T: two k-steps (32 dims) at a time, A by one ldmatrix.x4 a step, B of n-tile j
       // for both steps by one.
-#pragma unroll
-      for (int ch = 0; ch < D; ch += 32) {
-        unsigned af[2][4];
-        ldsm_x4(af[0], qa + 2 * ch);
-        ldsm_x4(af[1], qa + 2 * (ch + 16));
-#pragma unroll
-        for (int j = 0; j < kNT; ++j) {
-          unsigned bf[4];
-          ldsm_x4(bf, kb + 8 * j * kRowBytes + 2 * ch);
-          mma16<kBf16>(sc[j], af[0], bf[0], bf[1]);
-          mma16<kBf16>(sc[j], af[1], bf[2], bf[3]);
-        }
-      }
+      score<D, kNT, 1, kBf16>(s1, qa, kb);
 
       // Scores: register i of n-tile j is row row0 + 8 (i >> 1), key j0 + 8 j + 2q + (i & 1)
       // (c_row, c_col, score_row). Ragged (keys past Sk) and diagonal tiles test the indices.
@@ -392,7 +298,11 @@ __global__ void __launch_bounds__(kThreads, 1)
       }
 
       // O += P V: P rounded to the dtype as A (k-step J = score n-tiles 2J, 2J + 1: a_from_c),
-      // V by ldmatrix.x4.trans (keys as k, dims as n: two n-tiles a load).
+      // V by ldmatrix.x4.trans (keys as k, dims as n: two n-tiles a load). The same loop as
+      // half_mma::second (attention_half_mma.cuh), written out here: called, it changed the
+      // order nvcc 13.0 emits this kernel's instructions in (the PTX's registers and the
+      // cubins' .text differ, the same registers a thread), so the inline loop keeps the
+      // reviewed machine code.
 #pragma unroll
       for (int J = 0; J < kNT / 2; ++J) {
         unsigned a[4];
