@@ -24,36 +24,22 @@
 #if FERRITE_WITH_CUDA
 #include <cuda_runtime_api.h>
 
+#include "attention_test_problems.hpp"
 #include "cuda/attention/attention_kernels.cuh"
 
 namespace ferrite {
 namespace {
 
 namespace attention = cuda::attention;
-
-struct Problem {
-  std::int64_t b, hq, hkv, sq, sk, d;
-  bool causal;
-};
+using attention_test::name_of;
+using attention_test::Problem;
+using attention_test::rounded_to;
 
 struct Result {
   Tensor out, lse;
 };
 
-AttentionDesc desc_of(const Problem& pr) {
-  AttentionDesc d;
-  d.dtype = DType::F32;
-  d.batch = pr.b;
-  d.heads_q = pr.hq;
-  d.heads_kv = pr.hkv;
-  d.seq_q = pr.sq;
-  d.seq_k = pr.sk;
-  d.head_dim = d.value_dim = pr.d;
-  d.causal = pr.causal;
-  d.scale = 1.0 / std::sqrt(static_cast<double>(pr.d));
-  d.set_row_major_strides();
-  return d;
-}
+AttentionDesc desc_of(const Problem& pr) { return attention_test::desc_of(pr, DType::F32); }
 
 // kernel: 0 the SIMT tiled forward, 1 3xTF32 with rounded splits, 2 with fast splits.
 Result run(const Problem& pr, const Tensor& q, const Tensor& k, const Tensor& v, int kernel) {
@@ -341,10 +327,7 @@ TEST_F(Tf32x3Attention, BackwardAgreesWithTheSimtKernels) {
       Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
       Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
       const BackwardInputs in = prepare(pr, std::move(q), std::move(k), std::move(v), std::move(go));
-      expect_backward_agrees(in, "B " + std::to_string(pr.b) + " Hq " + std::to_string(pr.hq) + " Hkv " +
-                                     std::to_string(pr.hkv) + " Sq " + std::to_string(pr.sq) + " Sk " +
-                                     std::to_string(pr.sk) + " D " + std::to_string(pr.d) +
-                                     (pr.causal ? " causal" : "") + (normal ? " randn" : " uniform"));
+      expect_backward_agrees(in, name_of(pr) + (normal ? " randn" : " uniform"));
     }
   }
 }
@@ -496,33 +479,17 @@ void expect_single_agrees(const BackwardInputs& in, const std::string& what0) {
   EXPECT_EQ(bits(again.dv), bits(tc.dv)) << "dv repeats, " << what;
 }
 
-// F32 values that `half` (BF16 or F16) holds, so TF32 holds them too.
-Tensor rounded_to(const Tensor& t, DType half) { return t.to(half).to(DType::F32); }
-
 TEST_F(Tf32x3Attention, SingleBackwardAgreesWithTheSimtKernelsOnHalfValues) {
   const Device gpu = Device::cuda(0);
   random::Generator generator(96, gpu);
-  for (const Problem& pr : {Problem{2, 2, 2, 77, 77, 64, false}, Problem{1, 3, 3, 130, 130, 128, true},
-                            Problem{2, 4, 2, 130, 77, 64, true}, Problem{1, 4, 1, 77, 200, 128, false},
-                            Problem{1, 2, 2, 40, 130, 64, true}, Problem{1, 2, 2, 300, 300, 128, true},
-                            Problem{1, 4, 2, 517, 333, 128, false}, Problem{1, 2, 2, 1000, 1000, 128, true},
-                            Problem{1, 6, 2, 200, 330, 64, true}, Problem{1, 8, 2, 256, 256, 128, true},
-                            Problem{1, 2, 2, 20, 0, 128, false}, Problem{1, 2, 2, 0, 20, 64, false},
-                            Problem{1, 2, 1, 0, 90, 128, true}}) {
+  for (const Problem& pr : attention_test::backward_problems()) {
     for (const bool normal : {false, true})
       for (const DType half : {DType::BF16, DType::F16}) {
-        auto make = [&](Shape s) {
-          Tensor t = empty(std::move(s), DType::F32, gpu);
-          t = normal ? random::normal_(t, 0, 1, &generator) : random::uniform_(t, -1, 1, &generator);
-          return rounded_to(t, half);
-        };
+        auto make = [&](Shape s) { return attention_test::half_values(std::move(s), normal, half, gpu, generator); };
         Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
         Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
         const BackwardInputs in = prepare(pr, std::move(q), std::move(k), std::move(v), std::move(go));
-        expect_single_agrees(in, std::string(dtype_name(half)) + " values, B " + std::to_string(pr.b) + " Hq " +
-                                     std::to_string(pr.hq) + " Hkv " + std::to_string(pr.hkv) + " Sq " +
-                                     std::to_string(pr.sq) + " Sk " + std::to_string(pr.sk) + " D " +
-                                     std::to_string(pr.d) + (pr.causal ? " causal" : "") +
+        expect_single_agrees(in, std::string(dtype_name(half)) + " values, " + name_of(pr) +
                                      (normal ? " randn" : " uniform"));
       }
   }

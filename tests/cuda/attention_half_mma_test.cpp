@@ -41,17 +41,18 @@
 #if FERRITE_WITH_CUDA
 #include <cuda_runtime_api.h>
 
+#include "attention_test_problems.hpp"
 #include "cuda/attention/attention_kernels.cuh"
 
 namespace ferrite {
 namespace {
 
 namespace attention = cuda::attention;
-
-struct Problem {
-  std::int64_t b, hq, hkv, sq, sk, d;
-  bool causal;
-};
+using attention_test::desc_of;
+using attention_test::half_values;
+using attention_test::name_of;
+using attention_test::Problem;
+using attention_test::rounded_to;
 
 // An explicit mask: its kind and which of the broadcast shapes it has.
 enum class MaskShape { rows_keys, batch_keys, full };  // [Sq, Sk], [B, 1, 1, Sk], [B, Hq, Sq, Sk]
@@ -84,27 +85,10 @@ std::array<std::int64_t, 4> mask_strides(const Problem& pr, MaskShape ms) {
   return st;
 }
 
-AttentionDesc desc_of(const Problem& pr, DType dtype) {
-  AttentionDesc d;
-  d.dtype = dtype;
-  d.batch = pr.b;
-  d.heads_q = pr.hq;
-  d.heads_kv = pr.hkv;
-  d.seq_q = pr.sq;
-  d.seq_k = pr.sk;
-  d.head_dim = d.value_dim = pr.d;
-  d.causal = pr.causal;
-  d.scale = 1.0 / std::sqrt(static_cast<double>(pr.d));
-  d.set_row_major_strides();
-  return d;
-}
-
 std::vector<float> host(const Tensor& t) {
   return t.to(Device::cpu()).to(DType::F32).contiguous().to_vector<float>();
 }
 std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }
-// F32 values that `half` holds.
-Tensor rounded_to(const Tensor& t, DType half) { return t.to(half).to(DType::F32); }
 cudaStream_t stream0() { return static_cast<cudaStream_t>(cuda::current_stream(0)); }
 
 // F32 tensors holding `half` values: q, k, v, grad_out, and the SIMT forward's out (rounded to
@@ -394,27 +378,14 @@ TEST(HalfMmaAttentionFits, TakesHalfTypesOfTheTiledShapes) {
 TEST_F(HalfMmaAttention, AgreesWithTheSimtBackward) {
   const Device gpu = Device::cuda(0);
   random::Generator generator(101, gpu);
-  for (const Problem& pr : {Problem{2, 2, 2, 77, 77, 64, false}, Problem{1, 3, 3, 130, 130, 128, true},
-                            Problem{2, 4, 2, 130, 77, 64, true}, Problem{1, 4, 1, 77, 200, 128, false},
-                            Problem{1, 2, 2, 40, 130, 64, true}, Problem{1, 2, 2, 300, 300, 128, true},
-                            Problem{1, 4, 2, 517, 333, 128, false}, Problem{1, 2, 2, 1000, 1000, 128, true},
-                            Problem{1, 6, 2, 200, 330, 64, true}, Problem{1, 8, 2, 256, 256, 128, true},
-                            Problem{1, 2, 2, 20, 0, 128, false}, Problem{1, 2, 2, 0, 20, 64, false},
-                            Problem{1, 2, 1, 0, 90, 128, true}}) {
+  for (const Problem& pr : attention_test::backward_problems()) {
     for (const bool normal : {false, true})
       for (const DType half : {DType::BF16, DType::F16}) {
-        auto make = [&](Shape s) {
-          Tensor t = empty(std::move(s), DType::F32, gpu);
-          t = normal ? random::normal_(t, 0, 1, &generator) : random::uniform_(t, -1, 1, &generator);
-          return rounded_to(t, half);
-        };
+        auto make = [&](Shape s) { return half_values(std::move(s), normal, half, gpu, generator); };
         Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
         Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
         const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go));
-        expect_agrees(in, "B " + std::to_string(pr.b) + " Hq " + std::to_string(pr.hq) + " Hkv " +
-                              std::to_string(pr.hkv) + " Sq " + std::to_string(pr.sq) + " Sk " +
-                              std::to_string(pr.sk) + " D " + std::to_string(pr.d) + (pr.causal ? " causal" : "") +
-                              (normal ? " randn" : " uniform"));
+        expect_agrees(in, name_of(pr) + (normal ? " randn" : " uniform"));
       }
   }
 }
@@ -502,18 +473,13 @@ TEST_F(HalfMmaAttention, MaskedAgreesWithTheSimtBackward) {
     for (const AttentionMaskKind kind : {AttentionMaskKind::Bool, AttentionMaskKind::Additive})
       for (const MaskShape shape : {MaskShape::rows_keys, MaskShape::batch_keys, MaskShape::full})
         for (const DType half : {DType::BF16, DType::F16}) {
-          auto make = [&](Shape s) {
-            Tensor t = empty(std::move(s), DType::F32, gpu);
-            return rounded_to(random::normal_(t, 0, 1, &generator), half);
-          };
+          auto make = [&](Shape s) { return half_values(std::move(s), true, half, gpu, generator); };
           Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
           Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
           Mask mask = draw_mask(pr, kind, shape, half, rng);
           const std::string name = mask_name(mask);
           const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask));
-          expect_agrees(in, name + ", B " + std::to_string(pr.b) + " Hq " + std::to_string(pr.hq) + " Hkv " +
-                                std::to_string(pr.hkv) + " Sq " + std::to_string(pr.sq) + " Sk " +
-                                std::to_string(pr.sk) + " D " + std::to_string(pr.d) + (pr.causal ? " causal" : ""));
+          expect_agrees(in, name + ", " + name_of(pr));
         }
 }
 
