@@ -7,13 +7,15 @@
 # follows the file's contents); a kernel on one side only is reported MISSING (a commit before
 # the backward's mask template parameter names <D, BF16> what is now <D, BF16, None>). Exit
 # status 0 when every kernel of both files is identical. Needs a configured build/ (generated
-# headers).
-#   scripts/attention-half-mma-cubin-compare.sh BASE_COMMIT [NEW_COMMIT, default the work tree]
+# headers). FILES (names in src/cuda/attention, no .cu) picks other files, as
+# FILES="attention_f32_tiled_bwd attention_f32_tf32x3_bwd" for the F32 backwards that share
+# attention_f32_tiled.cuh's key_block with the half backward.
+#   [FILES=...] scripts/attention-half-mma-cubin-compare.sh BASE_COMMIT [NEW_COMMIT, default the work tree]
 set -euo pipefail
 root=$(git rev-parse --show-toplevel)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-files="attention_half_mma_bwd attention_half_mma_fwd"
+files=${FILES:-attention_half_mma_bwd attention_half_mma_fwd}
 build() {  # build COMMIT|"" OUTDIR
   local src=$root
   if [ -n "$1" ]; then

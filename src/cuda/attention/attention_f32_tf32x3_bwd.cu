@@ -583,13 +583,8 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
   const int g = lane / 4, lq = lane % 4;
   // Key group (16 keys) and role: 0 computes P^T and dV, 1 dP^T, dS^T and dK.
   const int kg = warp % 4, role = warp / 4;
-  const std::int64_t bhk = blockIdx.x, b = bhk / s.heads_kv, hk = bhk % s.heads_kv;
-  const int n0 = static_cast<int>(blockIdx.y) * kTile;  // causal: the first key tiles see the most queries
-  // Top-left causal: query i sees keys j <= i, so queries before n0 see none of the block's keys.
-  const int query_begin = s.causal ? n0 : 0;
-  const int per_head = query_begin < s.seq_q ? (s.seq_q - query_begin + kTile - 1) / kTile : 0;
-  const int tiles = static_cast<int>(s.group) * per_head;
-  // Tile t: query head hk * group + t / per_head, rows query_begin + (t % per_head) * 64 ...
+  // The block's keys n0 .. + 63 of key/value head hk, and its query tiles (key_block).
+  const auto [bhk, b, hk, n0, query_begin, per_head, tiles] = key_block<kTile>(s);
   auto head_of = [&](int t) { return b * s.heads_q + hk * s.group + t / per_head; };
   auto row0_of = [&](int t) { return query_begin + (t % per_head) * kTile; };
   auto stage_rows = [&](int t, int buf) {

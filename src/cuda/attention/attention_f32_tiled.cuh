@@ -88,6 +88,26 @@ __device__ __forceinline__ ForwardBlock forward_block(const float* q, const floa
   return {bh, m0, key_end, q + bh * s.seq_q * D, k + kv_rows * D, v + kv_rows * D};
 }
 
+// Where a block of the dk/dv kernels works (attention_f32_tiled_bwd.cu, attention_f32_tf32x3_bwd.cu,
+// attention_half_mma_bwd.cu). Key/value heads (bhk = b Hkv + hk) along grid x, the fast index,
+// tiles of kTile keys from n0 along grid y: causal, the first key tiles see the most queries, so
+// every head's heaviest tiles start first. The block streams `tiles` tiles of kTile query rows,
+// those of every query head of its group: tile t is query head hk group + t / per_head, rows
+// query_begin + (t % per_head) kTile .. (the kernels' head_of and row0_of). Top-left causal:
+// query i sees keys j <= i, so queries before n0 see none of the block's keys.
+struct KeyBlock {
+  std::int64_t bhk, b, hk;
+  int n0, query_begin, per_head, tiles;
+};
+template <int kTile>
+__device__ __forceinline__ KeyBlock key_block(const TiledShape& s) {
+  const std::int64_t bhk = blockIdx.x, b = bhk / s.heads_kv, hk = bhk % s.heads_kv;
+  const int n0 = static_cast<int>(blockIdx.y) * kTile;
+  const int query_begin = s.causal ? n0 : 0;
+  const int per_head = query_begin < s.seq_q ? (s.seq_q - query_begin + kTile - 1) / kTile : 0;
+  return {bhk, b, hk, n0, query_begin, per_head, static_cast<int>(s.group) * per_head};
+}
+
 __device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {
   const unsigned addr = static_cast<unsigned>(__cvta_generic_to_shared(dst));
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(addr), "l"(src), "r"(valid ? 16 : 0)
