@@ -471,17 +471,13 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, lq = lane % 4;
   const int rg = warp % 4, kh = warp / 4;  // row group (16 rows), key half (32 keys)
-  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
-  // Causal: the last row tiles see the most keys; the grid starts them first.
-  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kTile;
-  const float* kp = static_cast<const float*>(p.k) + (b * s.heads_kv + hk) * s.seq_k * D;
-  const float* vp = static_cast<const float*>(p.v) + (b * s.heads_kv + hk) * s.seq_k * D;
-  // Top-left causal: row i sees keys j <= i, so the block's last row bounds its keys.
-  const int key_end = s.causal ? min(s.seq_k, m0 + kTile) : s.seq_k;
+  // The block's rows m0 .. + 63 of its query head, its key/value head's k and v (forward_block).
+  const auto [bh, b, h, m0, key_end, qp, kp, vp] = forward_block<D>(
+      static_cast<const float*>(p.q), static_cast<const float*>(p.k), static_cast<const float*>(p.v), s, kTile);
   const int tiles = (key_end + kTile - 1) / kTile;
   const int row0 = m0 + 16 * rg + g;  // this lane's rows: row0 and row0 + 8
 
-  stage_own<D, kMode>(smem + L::kQ, static_cast<const float*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
+  stage_own<D, kMode>(smem + L::kQ, qp, m0, s.seq_q);
   stage_own<D, kMode>(smem + L::kG, static_cast<const float*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
   if (tiles > 0) {
     stage<D, kTile, St::kStream>(smem + L::kK, kp, 0, s.seq_k);

@@ -65,27 +65,30 @@ void launch_forward(Kernel kernel, int rows, std::size_t smem, const AttentionDe
                    tiled_shape_of(d));
 }
 
-// Where a block of either F32 forward (SIMT and 3xTF32) works. Its (batch, query head) pair
-// `bh` runs along grid x, the fast index of the block order, and its tile of `rows` query rows
-// along grid y in reverse: causal, the last row tiles see the most keys, so every head's
-// heaviest tiles start first and the light ones fill the gaps (longest first: B=1, H=16,
-// S=2048 causal needs 34 tile-times on 132 SMs instead of 54 with the heads outermost).
-// q, k, v point at the rows of the block's head and of its key/value head; keys [0, key_end)
-// are those some row of the block can see.
+// Where a block of a kernel that owns query rows works: both F32 forwards (SIMT and 3xTF32),
+// the F16/BF16 forward, and the dq kernels of the 3xTF32 and F16/BF16 backwards. Its (batch,
+// query head) pair `bh` (batch b, query head h) runs along grid x, the fast index of the block
+// order, and its tile of `rows` query rows along grid y in reverse: causal, the last row tiles
+// see the most keys, so every head's heaviest tiles start first and the light ones fill the gaps
+// (longest first: B=1, H=16, S=2048 causal needs 34 tile-times on 132 SMs instead of 54 with
+// the heads outermost). q, k, v (elements T: F32, or F16/BF16 bits) point at the rows of the
+// block's head and of its key/value head (GQA: h / group); keys [0, key_end) are those some row
+// of the block can see.
+template <class T>
 struct ForwardBlock {
-  std::int64_t bh;
+  std::int64_t bh, b, h;
   int m0, key_end;
-  const float *q, *k, *v;
+  const T *q, *k, *v;
 };
-template <int D>
-__device__ __forceinline__ ForwardBlock forward_block(const float* q, const float* k, const float* v,
-                                                      const TiledShape& s, int rows) {
+template <int D, class T>
+__device__ __forceinline__ ForwardBlock<T> forward_block(const T* q, const T* k, const T* v, const TiledShape& s,
+                                                         int rows) {
   const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
   const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * rows;
   // Top-left causal: row i sees keys j <= i, so the block's last row m0 + rows - 1 bounds its keys.
   const int key_end = s.causal ? min(s.seq_k, m0 + rows) : s.seq_k;
   const std::int64_t kv_rows = (b * s.heads_kv + hk) * s.seq_k;
-  return {bh, m0, key_end, q + bh * s.seq_q * D, k + kv_rows * D, v + kv_rows * D};
+  return {bh, b, h, m0, key_end, q + bh * s.seq_q * D, k + kv_rows * D, v + kv_rows * D};
 }
 
 // Where a block of the dk/dv kernels works (attention_f32_tiled_bwd.cu, attention_f32_tf32x3_bwd.cu,

@@ -200,16 +200,14 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, lq = lane % 4;
   const int rg = warp % 4, kh = warp / 4;  // row group (16 rows), key half (32 keys)
-  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
-  // Causal: the last row tiles see the most keys; the grid starts them first.
-  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kTile;
-  const u16* kp = static_cast<const u16*>(p.k) + (b * s.heads_kv + hk) * s.seq_k * D;
-  const u16* vp = static_cast<const u16*>(p.v) + (b * s.heads_kv + hk) * s.seq_k * D;
-  // Top-left causal: row i sees keys j <= i, so the block's last row bounds its keys.
-  const int key_end = s.causal ? min(s.seq_k, m0 + kTile) : s.seq_k;
+  // The block's rows m0 .. + 63 of query head h, its key/value head's k and v (forward_block).
+  [[maybe_unused]] const auto [bh, b, h, m0, key_end, qp, kp, vp] = forward_block<D>(
+      static_cast<const u16*>(p.q), static_cast<const u16*>(p.k), static_cast<const u16*>(p.v), s, kTile);
   const int tiles = (key_end + kTile - 1) / kTile;
   const int row0 = m0 + 16 * rg + g;  // this lane's rows: row0 and row0 + 8
 
+  // Q's rows by the expression dO's take, not qp: through qp nvcc 13.0 scheduled one instantiation
+  // (D = 64, BF16, additive) differently, and the move to forward_block left the code as it was.
   stage_half<D, kTile, true>(smem + L::kQ, static_cast<const u16*>(p.q) + bh * s.seq_q * D, m0, s.seq_q);
   stage_half<D, kTile, true>(smem + L::kG, static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D, m0, s.seq_q);
   if (tiles > 0) {

@@ -158,15 +158,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   u16* smem = reinterpret_cast<u16*>(smem_raw);
   const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
   const int g = lane / 4, lq = lane % 4;
-  const std::int64_t bh = blockIdx.x, b = bh / s.heads_q, h = bh % s.heads_q, hk = h / s.group;
-  // Causal: the last row tiles see the most keys; the grid starts them first.
-  const int m0 = static_cast<int>(gridDim.y - 1 - blockIdx.y) * kRows;
-  // Top-left causal: row i sees keys j <= i, so the block's last row bounds its keys.
-  const int key_end = s.causal ? min(s.seq_k, m0 + kRows) : s.seq_k;
+  // The block's rows m0 .. + 127 of query head h, its key/value head's k and v (forward_block).
+  const auto [bh, b, h, m0, key_end, qp, kp, vp] = forward_block<D>(q, k, v, s, kRows);
   const int tiles = (key_end + kKeys - 1) / kKeys;
-  const std::int64_t kv_rows = (b * s.heads_kv + hk) * s.seq_k;
-  const u16* kp = k + kv_rows * D;
-  const u16* vp = v + kv_rows * D;
   const int wrow = m0 + 16 * warp;  // the warp's first row
   const int row0 = wrow + g;        // this lane's rows: row0 and row0 + 8
   const long long moff = b * mk.s0 + h * mk.s1;
@@ -178,7 +172,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     if constexpr (kMask != kNoMask)
       if (mk.async) stage_mask<kMask, true>(mask_smem + buf * L::kMaskBuf, mk, moff, m0, t * kKeys, s);
   };
-  stage_half<D, kRows, false>(smem + L::kQ, q + bh * s.seq_q * D, m0, s.seq_q);
+  stage_half<D, kRows, false>(smem + L::kQ, qp, m0, s.seq_q);
   if (tiles > 0) {
     stage_tile(0, 0);
     if constexpr (kMask != kNoMask)
