@@ -91,6 +91,31 @@ __device__ __forceinline__ ForwardBlock<T> forward_block(const T* q, const T* k,
   return {bh, b, h, m0, key_end, q + bh * s.seq_q * D, k + kv_rows * D, v + kv_rows * D};
 }
 
+// The end of the tensor-core dq kernels (3xTF32/1xTF32 and F16/BF16), whose warps split a key
+// tile in two halves (kh) over the same 16 query rows: key half 1 hands its partial dQ (NT
+// n-tiles of four F32 accumulators, one float4 each) to key half 0 through shared memory at
+// `part` (this warp's slots: n-tile nt at part[32 nt], lane-major), and key half 0 adds it to
+// its own: the first half's dQ plus the second's, a fixed order (bit for bit repeatable). A
+// barrier inside: every thread of the block calls it, after the last read of the memory at part.
+template <int NT>
+__device__ __forceinline__ void add_second_key_half(float (&acc)[NT][4], float4* part, int kh) {
+  if (kh == 1) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) part[32 * nt] = make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
+  }
+  __syncthreads();
+  if (kh == 0) {
+#pragma unroll
+    for (int nt = 0; nt < NT; ++nt) {
+      const float4 o = part[32 * nt];
+      acc[nt][0] += o.x;
+      acc[nt][1] += o.y;
+      acc[nt][2] += o.z;
+      acc[nt][3] += o.w;
+    }
+  }
+}
+
 // Where a block of the dk/dv kernels works (attention_f32_tiled_bwd.cu, attention_f32_tf32x3_bwd.cu,
 // attention_half_mma_bwd.cu). Key/value heads (bhk = b Hkv + hk) along grid x, the fast index,
 // tiles of kTile keys from n0 along grid y: causal, the first key tiles see the most queries, so

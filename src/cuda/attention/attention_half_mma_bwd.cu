@@ -315,20 +315,8 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
   __syncthreads();   // everyone is done with the K tiles: they take the second half's dQ
 
   float4* part = reinterpret_cast<float4*>(smem_raw + 2 * L::kK) + rg * kOTiles * 32 + lane;
-  if (kh == 1) {
-#pragma unroll
-    for (int nt = 0; nt < kOTiles; ++nt) part[32 * nt] = make_float4(acc[nt][0], acc[nt][1], acc[nt][2], acc[nt][3]);
-  }
-  __syncthreads();
+  add_second_key_half(acc, part, kh);
   if (kh == 0) {
-#pragma unroll
-    for (int nt = 0; nt < kOTiles; ++nt) {  // the first key half's dQ plus the second's: a fixed order
-      const float4 o = part[32 * nt];
-      acc[nt][0] += o.x;
-      acc[nt][1] += o.y;
-      acc[nt][2] += o.z;
-      acc[nt][3] += o.w;
-    }
     const bool valid[2] = {row0 < s.seq_q, row0 + 8 < s.seq_q};
     store_rows<D, kBf16>(static_cast<u16*>(p.dq) + (bh * s.seq_q + row0) * D, acc, s.scale, valid, lq);
   }
