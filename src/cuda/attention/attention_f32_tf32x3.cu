@@ -243,17 +243,8 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   wait_groups<0>();  // nothing may stay in flight when the block exits (tiles = 0: Q's group)
 
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    float total = l[hr];
-    total += __shfl_xor_sync(0xffffffffu, total, 1);
-    total += __shfl_xor_sync(0xffffffffu, total, 2);
-    const int row = row0 + 8 * hr;
-    if (row >= s.seq_q) continue;
-    // A row with no visible key (total exactly 0) gives 0 and logsumexp -inf. A NaN score needs
-    // no NaN-aware max above: fmaxf skips it, but its weight expf(NaN - base) is NaN, so total
-    // and acc are NaN (as PyTorch's softmax), and total == 0 is false for NaN.
-    const float inv = total == 0.f ? 0.f : 1.f / total;
+  // Rows past Sq are not written; no visible key: out 0, logsumexp -inf; NaN rows (finish_rows).
+  finish_rows(l, m, row0, lq, bh, s, logsumexp, [&](int hr, int row, float inv) {
     float* o = out + (bh * s.seq_q + row) * D;
 #pragma unroll
     for (int c = 0; c < D / 32; ++c)
@@ -262,8 +253,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         *reinterpret_cast<float4*>(o + 32 * c + 8 * lq + 4 * e) =
             make_float4(acc[4 * c][2 * hr + e] * inv, acc[4 * c + 1][2 * hr + e] * inv,
                         acc[4 * c + 2][2 * hr + e] * inv, acc[4 * c + 3][2 * hr + e] * inv);
-    if (lq == 0) logsumexp[bh * s.seq_q + row] = total == 0.f ? -INFINITY : m[hr] + logf(total);
-  }
+  });
 }
 
 }  // namespace

@@ -91,6 +91,29 @@ __device__ __forceinline__ ForwardBlock<T> forward_block(const T* q, const T* k,
   return {bh, b, h, m0, key_end, q + bh * s.seq_q * D, k + kv_rows * D, v + kv_rows * D};
 }
 
+// The end of the tensor-core forwards (3xTF32 F32 and F16/BF16), whose lanes hold the partial
+// sums l and the running maxima m of rows row0 and row0 + 8 (hr = 0, 1), four lanes (lq) a row:
+// the row's total over its lanes, then, for a row before Sq, store(hr, row, inv) writes its out
+// times inv = 1 / total and lane 0 of the four its logsumexp m + log(total). A row with no
+// visible key (total exactly 0) gets inv = 0 (out 0) and logsumexp -inf. A NaN score needs no
+// NaN-aware max in the loop: fmaxf skips it, but its weight is NaN, so total and out are NaN (as
+// PyTorch's softmax), and total == 0 is false for NaN.
+template <class Store>
+__device__ __forceinline__ void finish_rows(const float (&l)[2], const float (&m)[2], int row0, int lq,
+                                            std::int64_t bh, const TiledShape& s, float* logsumexp,
+                                            const Store& store) {
+#pragma unroll
+  for (int hr = 0; hr < 2; ++hr) {
+    float total = l[hr];
+    total += __shfl_xor_sync(0xffffffffu, total, 1);
+    total += __shfl_xor_sync(0xffffffffu, total, 2);
+    const int row = row0 + 8 * hr;
+    if (row >= s.seq_q) continue;
+    store(hr, row, total == 0.f ? 0.f : 1.f / total);
+    if (lq == 0) logsumexp[bh * s.seq_q + row] = total == 0.f ? -INFINITY : m[hr] + logf(total);
+  }
+}
+
 // The end of the tensor-core dq kernels (3xTF32/1xTF32 and F16/BF16), whose warps split a key
 // tile in two halves (kh) over the same 16 query rows: key half 1 hands its partial dQ (NT
 // n-tiles of four F32 accumulators, one float4 each) to key half 0 through shared memory at

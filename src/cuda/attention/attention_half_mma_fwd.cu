@@ -320,22 +320,14 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
   wait_groups<0>();  // nothing may stay in flight when the block exits (tiles = 0: Q's group)
 
-#pragma unroll
-  for (int hr = 0; hr < 2; ++hr) {
-    float total = l[hr];
-    total += __shfl_xor_sync(0xffffffffu, total, 1);
-    total += __shfl_xor_sync(0xffffffffu, total, 2);
-    const int row = row0 + 8 * hr;
-    if (row >= s.seq_q) continue;
-    // No visible key (total exactly 0): out 0, logsumexp -inf. A NaN row: total NaN (not 0).
-    const float inv = total == 0.f ? 0.f : 1.f / total;
+  // Rows past Sq are not written; no visible key: out 0, logsumexp -inf (finish_rows).
+  finish_rows(l, m, row0, lq, bh, s, logsumexp, [&](int hr, int row, float inv) {
     u16* o = out + (bh * s.seq_q + row) * D;
 #pragma unroll
     for (int nt = 0; nt < kOTiles; ++nt)
       *reinterpret_cast<unsigned*>(o + out_dim(nt, 2 * lq)) =
           pack2<kBf16>(acc[nt][2 * hr] * inv, acc[nt][2 * hr + 1] * inv);
-    if (lq == 0) logsumexp[bh * s.seq_q + row] = total == 0.f ? -INFINITY : m[hr] + logf(total);
-  }
+  });
 }
 
 }  // namespace
