@@ -141,10 +141,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   float acc[kOTiles][4];
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
-#pragma unroll
-  for (int nt = 0; nt < kOTiles; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+  zero(acc);
 
   // This lane's float4 reads: Q rows g and g + 8 of the warp, K key g of each n-tile, V keys
   // 2q and 2q + 1 of each k-step, all at its dims (4q for Q and K, 4g for V) of a chunk.
@@ -160,10 +157,7 @@ __global__ void __launch_bounds__(kThreads, 1)
     commit_group();
 
     float sc[kNTiles][4];
-#pragma unroll
-    for (int j = 0; j < kNTiles; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) sc[j][i] = 0.f;
+    zero(sc);
 #pragma unroll(D <= 64 ? 1 : 2)
     for (int c = 0; c < D; c += 16) {
       const float4 q0 = *reinterpret_cast<const float4*>(qa + c);

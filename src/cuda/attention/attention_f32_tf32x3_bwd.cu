@@ -306,12 +306,7 @@ __device__ __forceinline__ void score(float (&c)[kPairs][NT][4], const float* co
   }
   constexpr bool kFast = kMode == Tf32Mode::fast;
   float x[kPairs][NT][4];  // the small cross terms, apart from c's big x big
-#pragma unroll
-  for (int p = 0; p < kPairs; ++p)
-#pragma unroll
-    for (int j = 0; j < NT; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) x[p][j][i] = 0.f;
+  zero(x);
   // D = 64: the whole loop unrolled (4 chunks, no more registers than 1); D = 128: 2 of 8 chunks
   // a pass, to keep the code small.
 #pragma unroll(D <= 64 ? 4 : 2)
@@ -493,10 +488,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
     delta[hr] = row < s.seq_q ? static_cast<const float*>(p.delta)[bh * s.seq_q + row] : 0.f;
   }
   float acc[kOTiles][4];
-#pragma unroll
-  for (int nt = 0; nt < kOTiles; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+  zero(acc);
 
   // This lane's reads: own rows g (and g + 8) at dim 4q; streamed rows of its key half:
   // bwd_perm(g) at dim 4q (score), bwd_perm(2q) and bwd_perm(2q + 1) at dim 4g (dQ += dS K).
@@ -521,12 +513,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dq_kernel(Pointers p, Tile
     commit_group();
 
     float sd[2][kHalf][4];  // S and dP
-#pragma unroll
-    for (int x = 0; x < 2; ++x)
-#pragma unroll
-      for (int j = 0; j < kHalf; ++j)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) sd[x][j][i] = 0.f;
+    zero(sd);
     const float* const stream[2] = {ks + b_score, vs + b_score};
     score<D, kHalf, 2, St::kOwn, St::kStream, kMode>(sd, own, stream);
 
@@ -599,10 +586,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
   commit_group();
 
   float acc[kOTiles][4];
-#pragma unroll
-  for (int nt = 0; nt < kOTiles; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+  zero(acc);
 
   // This lane's reads: own key rows g (and g + 8) of K (role 0) or V (role 1) at dim 4q;
   // streamed rows bwd_perm(g) at dim 4q (score), bwd_perm(2q) and bwd_perm(2q + 1) at dim 4g.
@@ -630,10 +614,7 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
     commit_group();
 
     float sc[1][kNT][4];  // S^T (role 0) or dP^T (role 1)
-#pragma unroll
-    for (int j = 0; j < kNT; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) sc[0][j][i] = 0.f;
+    zero(sc);
     const float* const stream[1] = {(role == 0 ? qt : gt) + b_score};
     score<D, kNT, 1, St::kOwn, St::kStream, kMode>(sc, own, stream);
 

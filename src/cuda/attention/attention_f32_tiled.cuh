@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
 #include "cuda/attention/attention_kernels.cuh"
 #include "cuda/runtime/cuda_check.hpp"
@@ -157,6 +158,18 @@ __device__ __forceinline__ KeyBlock key_block(const TiledShape& s) {
   const int query_begin = s.causal ? n0 : 0;
   const int per_head = query_begin < s.seq_q ? (s.seq_q - query_begin + kTile - 1) / kTile : 0;
   return {bhk, b, hk, n0, query_begin, per_head, static_cast<int>(s.group) * per_head};
+}
+
+// Every element of a register array of F32 accumulators (any rank) to 0, fully unrolled.
+template <class T, int N>
+__device__ __forceinline__ void zero(T (&a)[N]) {
+#pragma unroll
+  for (int i = 0; i < N; ++i) {
+    if constexpr (std::is_array_v<T>)
+      zero(a[i]);
+    else
+      a[i] = 0.f;
+  }
 }
 
 __device__ __forceinline__ void copy16(float* dst, const float* src, bool valid) {

@@ -235,10 +235,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
                  static_cast<std::int64_t>(row0 + 8 * hr) * ms.row;
   const float scale2 = s.scale * kLog2e;
   float acc[kOTiles][4];
-#pragma unroll
-  for (int nt = 0; nt < kOTiles; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+  zero(acc);
 
   // This lane's ldmatrix addresses (bytes, shared space): own rows for the score's A; its key
   // half's rows for the score's B (n-tile j at + 8 j rows) and the second product's B.
@@ -276,12 +273,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
         }
 
     float sd[2][kHalf][4];  // S and dP
-#pragma unroll
-    for (int x = 0; x < 2; ++x)
-#pragma unroll
-      for (int j = 0; j < kHalf; ++j)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) sd[x][j][i] = 0.f;
+    zero(sd);
     const unsigned stream[2] = {smem_u32(ks + b_score), smem_u32(vs + b_score)};
     score<D, kHalf, 2, kBf16>(sd, own, stream);
 
@@ -373,10 +365,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   commit_group();
 
   float acc[kOTiles][4];
-#pragma unroll
-  for (int nt = 0; nt < kOTiles; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+  zero(acc);
 
   // This lane's ldmatrix addresses: own key rows of K (role 0) or V (role 1) for the score's A;
   // the streamed tile's rows for the score's B (n-tile j at + 8 j rows) and the second's B.
@@ -440,10 +429,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
       if (t + 1 < tiles) load_mask_tile(mnext, t + 1);
 
     float sc[1][kNT][4];  // S^T (role 0) or dP^T (role 1)
-#pragma unroll
-    for (int j = 0; j < kNT; ++j)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) sc[0][j][i] = 0.f;
+    zero(sc);
     const unsigned stream[1] = {smem_u32((role == 0 ? qt : gt) + b_score)};
     score<D, kNT, 1, kBf16>(sc, own, stream);
     // Tile t + 1's buffer was last read by role 0 in tile t - 1, before this tile's first barrier.

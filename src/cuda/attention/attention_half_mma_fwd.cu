@@ -181,10 +181,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   commit_group();
 
   float acc[kOTiles][4];
-#pragma unroll
-  for (int nt = 0; nt < kOTiles; ++nt)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) acc[nt][i] = 0.f;
+  zero(acc);
   float m[2] = {-INFINITY, -INFINITY}, l[2] = {0.f, 0.f};
 
   // This lane's ldmatrix addresses (bytes, shared space): its query rows for S's A, its key
@@ -215,10 +212,7 @@ __global__ void __launch_bounds__(kThreads, 1)
       const unsigned kb[1] = {smem_u32(ks + kb_off)}, vb = smem_u32(vs + vb_off);
       float s1[1][kNT][4];  // score's shape for one product
       float(&sc)[kNT][4] = s1[0];
-#pragma unroll
-      for (int j = 0; j < kNT; ++j)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) sc[j][i] = 0.f;
+      zero(sc);
       // S = Q K^T: two k-steps (32 dims) at a time, A by one ldmatrix.x4 a step, B of n-tile j
       // for both steps by one.
       score<D, kNT, 1, kBf16>(s1, qa, kb);
