@@ -175,6 +175,39 @@ TEST_F(CudnnAttention, CausalGroupedBackwardStaysOffCudnn) {
   EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
 }
 
+// Session 12 saw cuDNN 9.14's deterministic causal backward put dv off (key 0 of batch 1, 18%)
+// for B=2, H=8, S=200, D=128 BF16 when groups of four heads shared k/v values (k/v repeated
+// from 2 heads), and right with independent k/v per head. A model that repeats its KV heads
+// before calling attention passes exactly such inputs, with Hq = Hkv: main routes them to
+// cuDNN. Each (B, S, shared) combination against the CPU backend, so a failure names the
+// shapes that trigger the fault (not yet run on a GPU).
+TEST_F(CudnnAttention, CausalBackwardWithHeadsSharingKv) {
+  const Device gpu = Device::cuda(0), cpu = Device::cpu();
+  const std::int64_t h = 8, d = 128;
+  for (const std::int64_t b : {1, 2})
+    for (const std::int64_t s : {200, 256})
+      for (const bool shared : {false, true}) {
+        const Qkv drawn = inputs(b, h, shared ? 2 : h, s, s, d, DType::BF16, gpu);
+        auto heads = [&](const Tensor& t) {
+          return shared ? t.unsqueeze(2).expand({b, 2, h / 2, s, d}).reshape({b, h, s, d}).contiguous() : t;
+        };
+        const Qkv x{drawn.q, heads(drawn.k), heads(drawn.v), drawn.grad_out};
+        const Qkv on_cpu{x.q.to(cpu), x.k.to(cpu), x.v.to(cpu), x.grad_out.to(cpu)};
+        const nn::AttentionOptions o{.causal = true};
+        const auto ref = nn::scaled_dot_product_attention(on_cpu.q, on_cpu.k, on_cpu.v, o);
+        const auto ref_g = nn::scaled_dot_product_attention_backward(on_cpu.grad_out, on_cpu.q, on_cpu.k, on_cpu.v,
+                                                                     ref.out, ref.logsumexp, o);
+        const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
+        const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+        const std::string what = "B " + std::to_string(b) + ", S " + std::to_string(s) +
+                                 (shared ? ", k/v shared by 4 heads" : ", independent k/v");
+        EXPECT_EQ(conformance::compare(f.out, ref.out, {3e-2, 1e-2}), "") << "out, " << what;
+        EXPECT_EQ(conformance::compare(g.dq, ref_g.dq, {3e-2, 1e-2}), "") << "dq, " << what;
+        EXPECT_EQ(conformance::compare(g.dk, ref_g.dk, {3e-2, 1e-2}), "") << "dk, " << what;
+        EXPECT_EQ(conformance::compare(g.dv, ref_g.dv, {3e-2, 1e-2}), "") << "dv, " << what;
+      }
+}
+
 // deterministic = false: cuDNN's own choice of backward (atomic dq, as PyTorch's default) gets
 // a graph of its own beside the deterministic one, and the gradients of both agree with the CPU
 // backend. Hq = Hkv = 8 with the shape of the grouped problem whose causal dv cuDNN gets wrong
