@@ -368,11 +368,14 @@ Operands operands_of(const Pointers& p) {
 
 }  // namespace
 
-bool tiled_backward_f32_fits(const AttentionDesc& d, const Pointers& p) {
+bool tiled_backward_f32_takes(const AttentionDesc& d) {
   return d.dtype == DType::F32 && d.mask == AttentionMaskKind::None && d.head_dim == d.value_dim &&
          (d.head_dim == 64 || d.head_dim == 128) && row_tiles(d.seq_q, kTile) <= tiled::kMaxGridY &&
-         row_tiles(d.seq_k, kTile) <= tiled::kMaxGridY && d.batch * d.heads_q <= tiled::kMaxGridX && d.dense() &&
-         tiled::aligned16(p.q) && tiled::aligned16(p.k) && tiled::aligned16(p.v) && tiled::aligned16(p.grad_out) &&
+         row_tiles(d.seq_k, kTile) <= tiled::kMaxGridY && d.batch * d.heads_q <= tiled::kMaxGridX && d.dense();
+}
+
+bool tiled_backward_f32_fits(const AttentionDesc& d, const Pointers& p) {
+  return tiled_backward_f32_takes(d) && tiled::aligned16(p.q) && tiled::aligned16(p.k) && tiled::aligned16(p.v) && tiled::aligned16(p.grad_out) &&
          tiled::aligned16(p.dq) && tiled::aligned16(p.dk) && tiled::aligned16(p.dv);
 }
 

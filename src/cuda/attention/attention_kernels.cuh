@@ -29,7 +29,7 @@ struct Pointers {
 std::size_t delta_bytes(const AttentionDesc& desc);
 void forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 /// single_tf32: the caller vouches that q, k, v and grad_out are F32 values that TF32 holds
-/// exactly (widened from F16/BF16: attention_staging.cuh); where the tensor-core backward takes
+/// exactly (widened from F16/BF16 by cuda_attention_ops.cpp); where the tensor-core backward takes
 /// the problem it then multiplies in 1xTF32 (Tf32Mode::single), whatever
 /// FERRITE_ATTENTION_F32_TF32X3 says. Otherwise (the default) that variable chooses, as for F32.
 void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream, bool single_tf32 = false);
@@ -49,6 +49,10 @@ void tiled_forward_f32_tf32x3(const AttentionDesc& desc, const Pointers& p, bool
 /// B·Hkv·Sk > 0). It takes what the tiled forward takes, with grad_out, dq, dk and dv on the
 /// 16-byte grid too (and Sq = 0 or Sk = 0: the caller launches only the side that has rows).
 bool tiled_backward_f32_fits(const AttentionDesc& desc, const Pointers& p);
+/// What tiled_backward_f32_fits asks of the problem itself (all but the pointers' alignment):
+/// for callers that allocate the operands afterwards on the 16-byte grid (the device pool's
+/// blocks are).
+bool tiled_backward_f32_takes(const AttentionDesc& desc);
 void tiled_backward_dq_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 void tiled_backward_dkdv_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 /// How the tensor-core backward (attention_f32_tf32x3_bwd.cu) multiplies. rounded and fast:

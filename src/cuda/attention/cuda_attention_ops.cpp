@@ -8,7 +8,7 @@
 // A F16/BF16 backward that cuDNN does not take but the tiled F32 kernels do (D = Dv in {64, 128},
 // no mask: long sequences, whose deterministic cuDNN work area is too large, and the causal
 // grouped-query backward) runs on those, its operands widened to F32 and its gradients rounded
-// once (attention_staging.cuh), multiplied in 1xTF32 (backward_in_f32), unless the F16/BF16
+// once (the elementwise family's cast), multiplied in 1xTF32 (backward_in_f32), unless the F16/BF16
 // tensor-core kernels take it first (backward_in_dtype: the operands as they are, no copies).
 // Those also take masked F16/BF16 backwards with D = Dv in {64, 128} (Bool or additive, any
 // broadcast), which cuDNN and the F32 copies do not: without them such a backward runs on the
@@ -25,11 +25,13 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
+#include <memory>
 
 #include "cuda/attention/attention_kernels.cuh"
-#include "cuda/attention/attention_staging.cuh"
 #include "cuda/attention/cudnn_sdpa.hpp"
+#include "core/elementwise_layout.hpp"
 #include "cuda/cuda_families.hpp"
+#include "cuda/kernels/elementwise.cuh"
 #include "cuda/runtime/device_context.hpp"
 #include "cuda/shape/shape_runtime.hpp"
 #include "ferrite/error.hpp"
@@ -120,16 +122,19 @@ bool backward_in_dtype(const AttentionDesc& desc, attention::Pointers p, int dev
 // bytes of the eight operands (at most 24x one operand's bytes with them: within the issue's
 // 4x-of-8 memory bound). False, having queued nothing, when the tiled kernels do not take the
 // problem.
+// `n` elements of `dtype` at `data` as a Buffer for the elementwise family's kernels; the
+// memory stays its owner's (the caller's operands or a Scratch), so the Storage frees nothing.
+Buffer borrowed(const void* data, DType dtype, std::int64_t n, int device) {
+  return Buffer(std::make_shared<Storage>(const_cast<void*>(data), static_cast<std::size_t>(n) * dtype_size(dtype),
+                                          Device::cuda(device), [](void*, std::size_t) {}),
+                dtype, n);
+}
+
 bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream) {
   if (desc.dtype != DType::F16 && desc.dtype != DType::BF16) return false;
   AttentionDesc wide = desc;
   wide.dtype = DType::F32;
-  // The fit depends on the pointers only through their 16-byte alignment, which the pool's
-  // blocks have: judged here on such a stand-in before anything is allocated.
-  attention::Pointers aligned;
-  aligned.q = aligned.k = aligned.v = aligned.out = aligned.grad_out = aligned.dq = aligned.dk = aligned.dv =
-      aligned.result = reinterpret_cast<void*>(std::uintptr_t{256});
-  if (!attention::tiled_backward_f32_fits(wide, aligned)) return false;
+  if (!attention::tiled_backward_f32_takes(wide)) return false;  // the pool's blocks are 16-byte aligned
   const std::int64_t nq = elements(desc.batch, desc.heads_q, desc.seq_q, desc.head_dim),
                      nk = elements(desc.batch, desc.heads_kv, desc.seq_k, desc.head_dim),
                      nv = elements(desc.batch, desc.heads_kv, desc.seq_k, desc.value_dim),
@@ -139,11 +144,18 @@ bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, in
       out(device, f32(no), stream), grad_out(device, f32(no), stream), dq(device, f32(nq), stream),
       dk(device, f32(nk), stream), dv(device, f32(nv), stream),
       delta(device, attention::delta_bytes(wide), stream);
-  attention::widen_to_f32(p.q, desc.dtype, q.as<float>(), nq, stream);
-  attention::widen_to_f32(p.k, desc.dtype, k.as<float>(), nk, stream);
-  attention::widen_to_f32(p.v, desc.dtype, v.as<float>(), nv, stream);
-  attention::widen_to_f32(p.out, desc.dtype, out.as<float>(), no, stream);
-  attention::widen_to_f32(p.grad_out, desc.dtype, grad_out.as<float>(), no, stream);
+  // from (of `from_dtype`) into to (of `to_dtype`), n elements: exact F16/BF16 -> F32, and
+  // round to nearest even back.
+  auto cast = [&](const void* from, DType from_dtype, const void* to, DType to_dtype, std::int64_t n) {
+    if (n > 0)
+      kernels::cast(borrowed(from, from_dtype, n, device), borrowed(to, to_dtype, n, device), contiguous_layout(n, 1),
+                    stream);
+  };
+  cast(p.q, desc.dtype, q.as<void>(), DType::F32, nq);
+  cast(p.k, desc.dtype, k.as<void>(), DType::F32, nk);
+  cast(p.v, desc.dtype, v.as<void>(), DType::F32, nv);
+  cast(p.out, desc.dtype, out.as<void>(), DType::F32, no);
+  cast(p.grad_out, desc.dtype, grad_out.as<void>(), DType::F32, no);
   attention::Pointers w;
   w.q = q.as<void>();
   w.k = k.as<void>();
@@ -156,9 +168,9 @@ bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, in
   w.dk = dk.as<void>();
   w.dv = dv.as<void>();
   attention::backward(wide, w, stream, half_via_single_tf32());
-  attention::narrow_from_f32(dq.as<float>(), desc.dtype, p.dq, nq, stream);
-  attention::narrow_from_f32(dk.as<float>(), desc.dtype, p.dk, nk, stream);
-  attention::narrow_from_f32(dv.as<float>(), desc.dtype, p.dv, nv, stream);
+  cast(dq.as<void>(), DType::F32, p.dq, desc.dtype, nq);
+  cast(dk.as<void>(), DType::F32, p.dk, desc.dtype, nk);
+  cast(dv.as<void>(), DType::F32, p.dv, desc.dtype, nv);
   return true;
 }
 
