@@ -18,56 +18,48 @@ double attention_flops(double b, double h, double sq, double sk, double d, bool 
 
 std::string suffix_of(DType dtype) { return dtype == DType::BF16 ? "bf16" : dtype == DType::F16 ? "f16" : "f32"; }
 
-// `name`_fwd and (unless forward_only) `name`_bwd of one self-attention problem [b, h, s, d];
-// with `nondeterministic_too` also `name`_nondet_bwd, the backward with
-// AttentionOptions::deterministic = false (cuDNN's atomic dq, as PyTorch's default), and
-// `name`_det_bwd, ferrite's default (deterministic) backward again, whose PyTorch twin runs under
-// torch.use_deterministic_algorithms(True): the like-for-like pair of deterministic backwards.
-void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name, DType dtype,
-                 std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, bool causal, bool forward_only,
-                 unsigned seed, bool nondeterministic_too = false) {
-  const std::string shape = "B=" + std::to_string(b) + " H=" + std::to_string(h) + " S=" + std::to_string(s) +
-                            " D=" + std::to_string(d);
-  auto q = ctx.random({b, h, s, d}, dtype, seed), k = ctx.random({b, h, s, d}, dtype, seed + 1);
-  auto v = ctx.random({b, h, s, d}, dtype, seed + 2), go = ctx.random({b, h, s, d}, dtype, seed + 3);
-  const nn::AttentionOptions o{.causal = causal};
-  cases.push_back({name + "_fwd", shape, 0, [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, o); }, false,
-                   attention_flops(b, h, s, s, d, causal, 2)});
-  if (forward_only) return;
-  auto fwd = std::make_shared<nn::AttentionResult>(nn::scaled_dot_product_attention(*q, *k, *v, o));
-  ctx.keep->push_back(fwd);
-  cases.push_back({name + "_bwd", shape, 0,
-                   [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, o); },
-                   false, attention_flops(b, h, s, s, d, causal, 5)});
-  if (!nondeterministic_too) return;
-  const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
-  cases.push_back({name + "_nondet_bwd", shape, 0,
-                   [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, fast); },
-                   false, attention_flops(b, h, s, s, d, causal, 5)});
-  cases.push_back({name + "_det_bwd", shape, 0,
-                   [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, o); },
-                   false, attention_flops(b, h, s, s, d, causal, 5)});
-}
+// One self-attention problem: q [b, hq, s, d], k and v [b, hkv, s, d] (hkv = 0: hq, plain
+// multi-head attention; fewer: grouped-query).
+struct Problem {
+  std::string name;
+  DType dtype = DType::BF16;
+  std::int64_t b = 1, hq = 1, hkv = 0, s = 1, d = 128;
+  bool causal = false;
+  unsigned seed = 0;
+  bool forward_only = false;
+  // Also `name`_nondet_bwd, the backward with AttentionOptions::deterministic = false (cuDNN's
+  // atomic dq, as PyTorch's default), and `name`_det_bwd, ferrite's default (deterministic)
+  // backward again, whose PyTorch twin runs under torch.use_deterministic_algorithms(True): the
+  // like-for-like pair of deterministic backwards.
+  bool nondeterministic_too = false;
+};
 
-// `name`_fwd and `name`_bwd of grouped-query self-attention: q [b, hq, s, d], k/v [b, hkv, s, d].
+// `name`_fwd and (unless forward_only) `name`_bwd of `pr`, and the backward's variants above.
 // Causal grouped-query backwards stay off cuDNN (its dv is wrong for some of them, see
-// src/cuda/attention/cuda_attention_ops.cpp) and run on the tiled F32 kernels: this pair times
-// that route.
-void add_grouped_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name,
-                         std::int64_t b, std::int64_t hq, std::int64_t hkv, std::int64_t s, std::int64_t d, bool causal,
-                         unsigned seed) {
-  const std::string shape = "B=" + std::to_string(b) + " Hq=" + std::to_string(hq) + " Hkv=" + std::to_string(hkv) +
-                            " S=" + std::to_string(s) + " D=" + std::to_string(d) + (causal ? " causal" : "");
-  auto q = ctx.random({b, hq, s, d}, DType::BF16, seed), k = ctx.random({b, hkv, s, d}, DType::BF16, seed + 1);
-  auto v = ctx.random({b, hkv, s, d}, DType::BF16, seed + 2), go = ctx.random({b, hq, s, d}, DType::BF16, seed + 3);
-  const nn::AttentionOptions o{.causal = causal};
-  cases.push_back({name + "_fwd", shape, 0, [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, o); }, false,
-                   attention_flops(b, hq, s, s, d, causal, 2)});
+// src/cuda/attention/cuda_attention_ops.cpp) and run on the tiled F32 kernels.
+void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const Problem& pr) {
+  const std::int64_t b = pr.b, hq = pr.hq, hkv = pr.hkv > 0 ? pr.hkv : pr.hq, s = pr.s, d = pr.d;
+  const std::string heads =
+      hkv == hq ? " H=" + std::to_string(hq) : " Hq=" + std::to_string(hq) + " Hkv=" + std::to_string(hkv);
+  const std::string shape = "B=" + std::to_string(b) + heads + " S=" + std::to_string(s) + " D=" + std::to_string(d);
+  auto q = ctx.random({b, hq, s, d}, pr.dtype, pr.seed), k = ctx.random({b, hkv, s, d}, pr.dtype, pr.seed + 1);
+  auto v = ctx.random({b, hkv, s, d}, pr.dtype, pr.seed + 2), go = ctx.random({b, hq, s, d}, pr.dtype, pr.seed + 3);
+  const nn::AttentionOptions o{.causal = pr.causal};
+  const double forward_flops = attention_flops(b, hq, s, s, d, pr.causal, 2);
+  const double backward_flops = attention_flops(b, hq, s, s, d, pr.causal, 5);
+  cases.push_back({pr.name + "_fwd", shape, 0, [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, o); }, false,
+                   forward_flops});
+  if (pr.forward_only) return;
   auto fwd = std::make_shared<nn::AttentionResult>(nn::scaled_dot_product_attention(*q, *k, *v, o));
   ctx.keep->push_back(fwd);
-  cases.push_back({name + "_bwd", shape, 0,
-                   [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, o); },
-                   false, attention_flops(b, hq, s, s, d, causal, 5)});
+  auto backward = [=](const nn::AttentionOptions& options) {
+    return [=] { (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, options); };
+  };
+  cases.push_back({pr.name + "_bwd", shape, 0, backward(o), false, backward_flops});
+  if (!pr.nondeterministic_too) return;
+  cases.push_back({pr.name + "_nondet_bwd", shape, 0, backward({.causal = pr.causal, .deterministic = false}), false,
+                   backward_flops});
+  cases.push_back({pr.name + "_det_bwd", shape, 0, backward(o), false, backward_flops});
 }
 
 // The GPT's attention (examples/gpt/attention.cpp) at gpt2-small's shape, B=16, H=12, T=1024,
@@ -133,20 +125,22 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
     const bool half = dtype != DType::F32;
     const std::int64_t b = full && half ? 8 : 1, h = full ? 16 : 2, s = full ? (half ? 4096 : 2048) : 64;
     for (bool causal : {false, true})
-      add_problem(ctx, cases, "sdpa_" + suffix_of(dtype) + (causal ? "_causal" : ""), dtype, b, h, s, 128, causal,
-                  false, 31, half);
+      add_problem(ctx, cases,
+                  {.name = "sdpa_" + suffix_of(dtype) + (causal ? "_causal" : ""), .dtype = dtype, .b = b, .hq = h,
+                   .s = s, .causal = causal, .seed = 31, .nondeterministic_too = half});
   }
-  add_problem(ctx, cases, "sdpa_bf16_d64", DType::BF16, full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 64, false,
-              false, 41, true);
-  add_problem(ctx, cases, "sdpa_bf16_d256", DType::BF16, full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 256, false,
-              false, 45, true);
+  const std::int64_t b = full ? 8 : 1, h = full ? 16 : 2, s = full ? 4096 : 64;
+  add_problem(ctx, cases, {.name = "sdpa_bf16_d64", .b = b, .hq = h, .s = s, .d = 64, .seed = 41,
+                           .nondeterministic_too = true});
+  add_problem(ctx, cases, {.name = "sdpa_bf16_d256", .b = b, .hq = h, .s = s, .d = 256, .seed = 45,
+                           .nondeterministic_too = true});
   // At S = 16384 cuDNN's deterministic backward would keep an S x S dP (16 GiB): its graph is
   // declined (src/cuda/attention/cudnn_sdpa.cpp) and the backward runs on the own F16/BF16 tensor-core
   // kernels (attention_half_mma_bwd.cu; FERRITE_ATTENTION_HALF_BWD=f32: the tiled F32 kernels on copies).
-  add_problem(ctx, cases, "sdpa_bf16_s16k_causal", DType::BF16, 1, full ? 32 : 2, full ? 16384 : 64, 128, true, false,
-              49);
-  add_grouped_problem(ctx, cases, "sdpa_bf16_gqa_causal", full ? 4 : 1, full ? 32 : 4, full ? 8 : 1,
-                      full ? 4096 : 64, 128, true, 57);
+  add_problem(ctx, cases, {.name = "sdpa_bf16_s16k_causal", .b = 1, .hq = full ? 32 : 2, .s = full ? 16384 : 64,
+                           .causal = true, .seed = 49});
+  add_problem(ctx, cases, {.name = "sdpa_bf16_gqa_causal", .b = full ? 4 : 1, .hq = full ? 32 : 4,
+                           .hkv = full ? 8 : 1, .s = full ? 4096 : 64, .causal = true, .seed = 57});
   add_projection_views(ctx, cases, "sdpa_bf16_gpt2_qkv", full ? 16 : 1, full ? 12 : 2, full ? 1024 : 64, 64, 53);
   add_masked_forwards(ctx, cases, "sdpa_bf16", full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 128, 61);
   // Decoding: one new query against a KV cache, grouped-query heads 32/8.

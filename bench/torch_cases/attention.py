@@ -41,17 +41,23 @@ def _flops(b, h, sq, sk, d, causal, products):
     return 2.0 * products * b * h * sq * sk * d / (2.0 if causal else 1.0)
 
 
-def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand, nondeterministic_too=False):
-    q, k, v, go = (rand(b, h, s, d, dtype=dtype) for _ in range(4))
+def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand, nondeterministic_too=False, hkv=None):
+    # Twin of add_problem: q [b, h, s, d], k and v [b, hkv, s, d] (hkv None: h; fewer: grouped-query
+    # attention through enable_gqa).
+    hkv = hkv or h
+    q, k, v, go = (rand(b, heads, s, d, dtype=dtype) for heads in (h, hkv, hkv, h))
+
+    def attend(q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=hkv != h)
+
     # ferrite's forward is the training forward: it returns the logsumexp the backward needs.
     # PyTorch computes that only when an input requires grad (its inference forward skips it),
     # so the twin times the forward on inputs that require grad: the same outputs.
     qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
-    out.append(Case(name + "_fwd", lambda q=qg, k=kg, v=vg, c=causal: F.scaled_dot_product_attention(q, k, v, is_causal=c),
-                    flops=_flops(b, h, s, s, d, causal, 2)))
+    out.append(Case(name + "_fwd", lambda q=qg, k=kg, v=vg: attend(q, k, v), flops=_flops(b, h, s, s, d, causal, 2)))
     if forward_only:
         return
-    o = F.scaled_dot_product_attention(qg, kg, vg, is_causal=causal)
+    o = attend(qg, kg, vg)
 
     def bwd(o=o, qg=qg, kg=kg, vg=vg, go=go):
         return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
@@ -65,31 +71,13 @@ def _problem(out, name, dtype, b, h, s, d, causal, forward_only, rand, nondeterm
         # so PyTorch picks its backend and algorithm for a deterministic backward.
         with _deterministic():
             qd, kd, vd = (t.detach().requires_grad_() for t in (q, k, v))
-            od = F.scaled_dot_product_attention(qd, kd, vd, is_causal=causal)
+            od = attend(qd, kd, vd)
 
         def det_bwd(o=od, qg=qd, kg=kd, vg=vd, go=go):
             with _deterministic():
                 return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
 
         out.append(Case(name + "_det_bwd", det_bwd, flops=_flops(b, h, s, s, d, causal, 5)))
-
-
-def _grouped(out, name, b, hq, hkv, s, d, causal, rand):
-    # Twin of add_grouped_problem: grouped-query self-attention through enable_gqa.
-    q, k, v, go = rand(b, hq, s, d, dtype=torch.bfloat16), rand(b, hkv, s, d, dtype=torch.bfloat16), \
-        rand(b, hkv, s, d, dtype=torch.bfloat16), rand(b, hq, s, d, dtype=torch.bfloat16)
-    qg, kg, vg = (t.detach().requires_grad_() for t in (q, k, v))
-
-    def fwd(q=qg, k=kg, v=vg):
-        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, enable_gqa=True)
-
-    out.append(Case(name + "_fwd", fwd, flops=_flops(b, hq, s, s, d, causal, 2)))
-    o = fwd()
-
-    def bwd(o=o, qg=qg, kg=kg, vg=vg, go=go):
-        return torch.autograd.grad(o, (qg, kg, vg), go, retain_graph=True)
-
-    out.append(Case(name + "_bwd", bwd, flops=_flops(b, hq, s, s, d, causal, 5)))
 
 
 def _projection_views(out, name, b, h, t, d, rand):
@@ -147,7 +135,8 @@ def cases(quick):
     _problem(out, "sdpa_bf16_d256", torch.bfloat16, b, h, s, 256, False, False, rand, nondeterministic_too=True)
     _problem(out, "sdpa_bf16_s16k_causal", torch.bfloat16, 1, 32 if full else 2, 16384 if full else 64, 128, True,
              False, rand)
-    _grouped(out, "sdpa_bf16_gqa_causal", *((4, 32, 8, 4096) if full else (1, 4, 1, 64)), 128, True, rand)
+    b, h, hkv, s = (4, 32, 8, 4096) if full else (1, 4, 1, 64)
+    _problem(out, "sdpa_bf16_gqa_causal", torch.bfloat16, b, h, s, 128, True, False, rand, hkv=hkv)
     _projection_views(out, "sdpa_bf16_gpt2_qkv", *((16, 12, 1024) if full else (1, 2, 64)), 64, rand)
     _masked_forwards(out, "sdpa_bf16", *((8, 16, 4096) if full else (1, 2, 64)), 128, rand)
     d = 128
