@@ -50,42 +50,6 @@ struct NormBackwardArgs {
   std::int64_t rows, cols;
 };
 
-// Items of a row of Gr (grad) in the layout of T's items (item_column<T, G, N>): load_items
-// when Gr is T; for a two-byte Gr of an F32 row, a vector of T's four items is one 8-byte
-// load of four Gr, each widened (exactly, so the values of grad.to(F32)).
-template <class T, class Gr, int G, int N, class A>
-__device__ __forceinline__ void load_grad_items(const Gr* row, std::int64_t cols, int t, bool vec, A (&v)[N]) {
-  if constexpr (std::is_same_v<T, Gr>) {
-    load_items<T, G, N>(row, cols, t, vec, v, A(0));
-  } else {
-    static_assert(std::is_same_v<T, float> && sizeof(Gr) == 2, "F16/BF16 grad of an F32 row");
-    constexpr int kV = Vec16<T>::kSize;  // 4
-    struct alignas(kV * sizeof(Gr)) Pack {
-      Gr v[kV];
-    };
-    if (N % kV == 0 && vec) {
-#pragma unroll
-      for (int q = 0; q < N / kV; ++q) {
-        const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
-        if (first < cols) {
-          const Pack pack = *reinterpret_cast<const Pack*>(row + first);
-#pragma unroll
-          for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
-        } else {
-#pragma unroll
-          for (int k = 0; k < kV; ++k) v[q * kV + k] = A(0);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int n = 0; n < N; ++n) {
-        const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
-        v[n] = c < cols ? static_cast<A>(detail::widen(row[c])) : A(0);
-      }
-    }
-  }
-}
-
 // v[n] += the residual's item n (T's layout; items past the row's end are not stored anyway).
 // One vector at a time, after dx's values are final: few extra registers live.
 template <class T, int G, int N, class A>
@@ -176,7 +140,7 @@ __global__ void __launch_bounds__(kRowThreads)
     A mu = 0, r = 0;
     if (active) {
       load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, xv, A(0));
-      load_grad_items<T, Gr, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv);
+      load_items<T, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv, A(0));  // Gr widened as read
       if (a.mean) mu = a.mean[row];
       r = a.rstd[row];
     }
