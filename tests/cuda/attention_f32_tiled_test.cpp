@@ -88,7 +88,6 @@ TEST(TiledF32Attention, BackwardTakesWhatTheForwardTakes) {
 // An all-true Bool mask hides nothing but keeps the problem off the tiled kernels (they take
 // no mask), so the same functions run on the general kernels: both in F32, in other orders.
 TEST(TiledF32Attention, AgreesWithTheGeneralKernel) {
-  if (cuda_device_count() == 0) GTEST_SKIP() << "no CUDA device";
   const Device gpu = Device::cuda(0);
   random::Generator generator(77, gpu);
   struct Problem {

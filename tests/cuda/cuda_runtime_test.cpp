@@ -165,6 +165,8 @@ TEST(CudaThreads, HostThreadsUseBothBackendsAtOnce) {
 }  // namespace ferrite
 #endif  // FERRITE_WITH_CUDA
 
+// The main of ferrite_cuda_tests (every tests/cuda/*.cpp): without a device no test runs, so
+// the tests assume one and need no skip of their own.
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
   if (ferrite::cuda_device_count() == 0) {

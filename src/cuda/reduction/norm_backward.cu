@@ -50,42 +50,6 @@ struct NormBackwardArgs {
   std::int64_t rows, cols;
 };
 
-// Items of a row of Gr (grad) in the layout of T's items (item_column<T, G, N>): load_items
-// when Gr is T; for a two-byte Gr of an F32 row, a vector of T's four items is one 8-byte
-// load of four Gr, each widened (exactly, so the values of grad.to(F32)).
-template <class T, class Gr, int G, int N, class A>
-__device__ __forceinline__ void load_grad_items(const Gr* row, std::int64_t cols, int t, bool vec, A (&v)[N]) {
-  if constexpr (std::is_same_v<T, Gr>) {
-    load_items<T, G, N>(row, cols, t, vec, v, A(0));
-  } else {
-    static_assert(std::is_same_v<T, float> && sizeof(Gr) == 2, "F16/BF16 grad of an F32 row");
-    constexpr int kV = Vec16<T>::kSize;  // 4
-    struct alignas(kV * sizeof(Gr)) Pack {
-      Gr v[kV];
-    };
-    if (N % kV == 0 && vec) {
-#pragma unroll
-      for (int q = 0; q < N / kV; ++q) {
-        const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
-        if (first < cols) {
-          const Pack pack = *reinterpret_cast<const Pack*>(row + first);
-#pragma unroll
-          for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
-        } else {
-#pragma unroll
-          for (int k = 0; k < kV; ++k) v[q * kV + k] = A(0);
-        }
-      }
-    } else {
-#pragma unroll
-      for (int n = 0; n < N; ++n) {
-        const std::int64_t c = static_cast<std::int64_t>(n) * G + t;
-        v[n] = c < cols ? static_cast<A>(detail::widen(row[c])) : A(0);
-      }
-    }
-  }
-}
-
 // v[n] += the residual's item n (T's layout; items past the row's end are not stored anyway).
 // One vector at a time, after dx's values are final: few extra registers live.
 template <class T, int G, int N, class A>
@@ -176,7 +140,7 @@ __global__ void __launch_bounds__(kRowThreads)
     A mu = 0, r = 0;
     if (active) {
       load_items<T, G, N>(a.x + row * a.cols, a.cols, t, vec, xv, A(0));
-      load_grad_items<T, Gr, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv);
+      load_items<T, G, N>(a.grad + row * a.cols, a.cols, t, vec, gv, A(0));  // Gr widened as read
       if (a.mean) mu = a.mean[row];
       r = a.rstd[row];
     }
@@ -289,6 +253,13 @@ __global__ void __launch_bounds__(kRowThreads)
 // dweight/dbias rounding) depends on the extents only.
 constexpr std::int64_t kMaxTwoBytePartials = 528;
 inline constexpr int kTwoByteItems = 16;           // two 16-byte vectors a thread
+// Rows of the two-byte kernel at most (longer tensors take norm_backward_rows_kernel, whose
+// indices are 64-bit): its 32-bit iteration count, and its unsigned row index, which in the
+// last pass runs up to rows - 2 + the rows of a pass (at most kMaxTwoBytePartials blocks of
+// kRowThreads / 32 rows, G = 32) and must not wrap.
+inline constexpr std::int64_t kTwoByteRowLimit = std::numeric_limits<int>::max() - 4096;
+static_assert(kTwoByteRowLimit - 2 + kMaxTwoBytePartials * (kRowThreads / 32) <= std::numeric_limits<unsigned>::max(),
+              "the two-byte kernel's row index must not wrap");
 
 // Group size of the two-byte kernel: the smallest of 32 .. 256 threads that holds the row in
 // 16 items a thread (4 instantiations per dtype).
@@ -355,10 +326,14 @@ __global__ void __launch_bounds__(kRowThreads, 4)
   // All rows of the block with the weight's words w_of(q): one copy of the loop with weight,
   // one without (w = 1: g * 1 = g exactly, as the old kernel's w = 1), no per-vector test.
   auto rows_with = [&](auto w_of) {
-    // 32-bit row indices and iteration counts (the launch asks for rows < 2^31 - 4096): fewer
-    // registers than 64-bit ones, under the cap of 64.
+    // 32-bit row indices and iteration counts (the launch asks for rows <= 2^31 - 1 - 4096):
+    // fewer registers than 64-bit ones, under the cap of 64. Unsigned: the last pass's indices
+    // reach rows - 2 + (rows a pass, up to 528 x 8 = 4224 for G = 32), past 2^31 - 1 for rows
+    // near the limit but never past 2^32 - 1 (kTwoByteRowLimit); those rows fail `active`. A
+    // signed int wrapped negative there and passed. Unsigned also drops the sign extensions of
+    // row (ptxas, sm_90: 64 registers as before, 5-6 fewer instructions in each row loop).
     for (int it = 0; it < iterations; ++it) {
-      const int row = (it * static_cast<int>(gridDim.x) + static_cast<int>(blockIdx.x)) * kGroups + group;
+      const unsigned row = (static_cast<unsigned>(it) * gridDim.x + blockIdx.x) * kGroups + group;
       const bool active = row < a.rows;
       // Vectors past the row's end, and rows past the last, read as zeros.
       uint4 xp[kVectors], gp[kVectors];
@@ -582,7 +557,7 @@ void launch_norm_backward(bool centred, const Buffer& grad, const Buffer& x, con
   // two-byte calls never have a residual or dx_cast: norm_backward's checks.)
   bool two_byte = false;
   if constexpr (sizeof(T) == 2 && std::is_same_v<T, Gr> && !kResidual && !kCast)
-    two_byte = vec && cols <= 4096 && rows <= std::numeric_limits<int>::max() - 4096;
+    two_byte = vec && cols <= 4096 && rows <= kTwoByteRowLimit;
   // How many partial rows: fixed by the extents, the dtype and vec only (determinism).
   std::int64_t parts = 0;
   bool fits = true;

@@ -78,15 +78,24 @@ __device__ __forceinline__ std::int64_t item_column(int n, int t, bool vec) {
   return static_cast<std::int64_t>(n) * G + t;
 }
 
-template <class T, int G, int N, class A>
-__device__ __forceinline__ void load_items(const T* row, std::int64_t cols, int t, bool vec, A (&v)[N], A fill) {
+/// Items of a row of S in the layout of T's items (item_column<T, G, N>), widened to A (exactly);
+/// items past the row's end are `fill`. S is T, or an element narrower than T (the norms'
+/// F16/BF16 gradient of F32 rows): a vector of T's kV items is then one load of kV elements
+/// of S (8 bytes for F32's four), so S need not be copied to T first.
+template <class T, int G, int N, class A, class S>
+__device__ __forceinline__ void load_items(const S* row, std::int64_t cols, int t, bool vec, A (&v)[N], A fill) {
   constexpr int kV = Vec16<T>::kSize;
+  static_assert(std::is_same_v<S, T> || sizeof(S) < sizeof(T), "S is T or narrower");
+  // The layout of Vec16<T> when S is T (the same code: the cubins are byte-identical).
+  struct alignas(kV * sizeof(S)) Pack {
+    S v[kV];
+  };
   if (N % kV == 0 && vec) {
 #pragma unroll
     for (int q = 0; q < N / kV; ++q) {
       const std::int64_t first = (static_cast<std::int64_t>(q) * G + t) * kV;
       if (first < cols) {
-        const Vec16<T> pack = *reinterpret_cast<const Vec16<T>*>(row + first);
+        const Pack pack = *reinterpret_cast<const Pack*>(row + first);
 #pragma unroll
         for (int k = 0; k < kV; ++k) v[q * kV + k] = static_cast<A>(detail::widen(pack.v[k]));
       } else {
