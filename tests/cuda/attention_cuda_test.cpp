@@ -99,10 +99,10 @@ TEST_F(CudnnAttentionLarge, BenchmarkShapesHaveGraphs) {
 }
 
 // The issue's memory bound: B=1, H=16, S=32768, D=128 BF16 forward + backward peaks below 4x
-// the bytes of q, k, v, out and their gradients. cuDNN's deterministic backward would keep
-// an S x S dP (32 GiB) here, so its graph is declined (cudnn_sdpa.cpp: work area at most 16x
-// the operands) and the backward runs on the tiled F32 kernels, its operands widened to F32
-// (cuda_attention_ops.cpp: 2x the eight operands' bytes in F32 copies).
+// the bytes of q, k, v, out and their gradients. cuDNN's deterministic backward keeps its
+// block's S x S dP in its work area; even one head's (2 GiB) reaches the bound of twice the
+// operands (cudnn_sdpa.cpp), so the backward's graph is declined and the backward runs on the
+// own F16/BF16 tensor-core kernels (attention_half_mma_bwd.cu).
 TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   const Device gpu = Device::cuda(0);
   const std::int64_t b = 1, h = 16, s = 32768, d = 128;
@@ -118,6 +118,60 @@ TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   EXPECT_LT(peak, 4 * 8 * tensor_bytes) << "peak " << peak << " bytes";
   EXPECT_EQ(sdpa::cache_info(0).misses, 2);
   EXPECT_EQ(sdpa::cache_info(0).unsupported, 1) << "the backward's graph is declined for its work area";
+  EXPECT_NE(sdpa::cache_info(0).last_unsupported_reason.find("one key/value head's dP"), std::string::npos)
+      << sdpa::cache_info(0).last_unsupported_reason;
+}
+
+// A deterministic backward whose whole dP would pass the work-area bound runs in blocks, one
+// graph for all: of batches (B=4, H=4, S=4096, D=64: dP 512 MiB whole, the bound 256 MiB, so
+// blocks of one batch) or of one batch's key/value heads (B=1, Hq=16 over Hkv=4, the same
+// sizes: blocks of one key/value head and its four query heads). The pool's peak during the
+// backward stays below one whole dP; the gradients are bit for bit those of the blocks run as
+// problems of their own (slices of the inputs: the same graph, as it has the same shape and
+// strides), and agree with cuDNN's non-deterministic backward (one graph, no dP), causal and not
+// (causal only where Hq = Hkv: grouped causal backwards stay off cuDNN).
+TEST_F(CudnnAttentionLarge, DeterministicBackwardRunsInBlocks) {
+  const Device gpu = Device::cuda(0);
+  const std::int64_t s = 4096, d = 64, whole_dp = 2 * 16 * s * s;
+  for (const bool grouped : {false, true})
+    for (const bool causal : {false, true}) {
+      if (grouped && causal) continue;
+      const std::int64_t b = grouped ? 1 : 4, hq = grouped ? 16 : 4, hkv = 4, blocks = 4;
+      const Qkv x = inputs(b, hq, hkv, s, s, d, DType::BF16, gpu);
+      const nn::AttentionOptions o{.causal = causal};
+      const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
+      synchronize(gpu);
+      const std::int64_t before = memory_stats(gpu).in_use_bytes;
+      cuda::reset_peak_memory(0);
+      const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+      synchronize(gpu);
+      const std::string what = std::string(grouped ? "blocks of heads" : "blocks of batches") +
+                               (causal ? ", causal" : "");
+      EXPECT_LT(memory_stats(gpu).peak_bytes - before, whole_dp / 2) << what;
+      EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << what << ": " << sdpa::cache_info(0).last_unsupported_reason;
+      // The blocks as problems of their own, their gradients side by side.
+      std::vector<Tensor> dq, dk, dv;
+      for (std::int64_t i = 0; i < blocks; ++i) {
+        auto q_side = [&](const Tensor& t) { return grouped ? t.slice(1, 4 * i, 4 * i + 4) : t.slice(0, i, i + 1); };
+        auto kv_side = [&](const Tensor& t) { return grouped ? t.slice(1, i, i + 1) : t.slice(0, i, i + 1); };
+        const auto part = nn::scaled_dot_product_attention_backward(
+            q_side(x.grad_out), q_side(x.q), kv_side(x.k), kv_side(x.v), q_side(f.out),
+            grouped ? f.logsumexp.slice(1, 4 * i, 4 * i + 4) : f.logsumexp.slice(0, i, i + 1), o);
+        dq.push_back(part.dq);
+        dk.push_back(part.dk);
+        dv.push_back(part.dv);
+      }
+      const std::int64_t axis = grouped ? 1 : 0;
+      EXPECT_EQ(conformance::compare(g.dq, cat(dq, axis), {0, 0}), "") << "dq, " << what;
+      EXPECT_EQ(conformance::compare(g.dk, cat(dk, axis), {0, 0}), "") << "dk, " << what;
+      EXPECT_EQ(conformance::compare(g.dv, cat(dv, axis), {0, 0}), "") << "dv, " << what;
+      const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
+      const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
+      EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic, " << what;
+      EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic, " << what;
+      EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic, " << what;
+      EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << what << ": " << sdpa::cache_info(0).last_unsupported_reason;
+    }
 }
 
 // cuDNN against the own kernels on the same GPU: the own kernels take the problem when a

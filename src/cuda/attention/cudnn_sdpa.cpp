@@ -72,9 +72,17 @@ struct Key {
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
+// A deterministic backward runs as one graph over `batches` x `kv_heads` blocks of the problem
+// (with their query heads), one block after another on one work area; every other graph covers
+// its whole problem in one block.
+struct Chunk {
+  std::int64_t batches = 0, kv_heads = 0;
+};
+
 struct Graph {
   std::shared_ptr<fe::graph::Graph> graph;  // null: cuDNN has no plan for this problem
   std::int64_t workspace = 0;
+  Chunk chunk;          // the block the graph computes
   std::string why_not;  // cuDNN's message when graph is null
 };
 
@@ -208,17 +216,53 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) 
 }
 
 // cuDNN 9's deterministic backward on Hopper (the dP-workspace decomposition the frontend
-// picks for set_deterministic_algorithm) keeps dP = dO vᵀ for all of [B, Hq, Sq, Sk] in its
-// work area: 2·B·Hq·Sq·Sk bytes, the score matrix's size. ferrite's attention memory is
-// O(B·H·S·D), so a graph whose work area exceeds this multiple of its operands' bytes (q, k,
-// v, out, dO, dq, dk, dv) is declined and the problem runs on the own kernels: with equal
-// heads that admits self-attention up to S ≈ 128·D (D = 128: just below 16K), and keeps the issue's
-// B=1, H=16, S=32768, D=128 backward within its peak-memory bound. Forward graphs need little.
-constexpr std::int64_t kWorkAreaOperandRatio = 16;
+// picks for set_deterministic_algorithm) keeps dP = dO vᵀ for all of its graph's [B, Hq, Sq, Sk]
+// in its work area: 2·B·Hq·Sq·Sk bytes, the score matrix's size, 4x the operands at B=8, H=16,
+// S=4096, D=128 and 16x at S=16384. ferrite's attention memory stays O(B·H·S·D): a graph's work
+// area is at most twice the bytes of its whole problem's operands (q, k, v, out, dO, dq, dk, dv),
+// or 256 MiB where that is more. A deterministic backward whose whole work area would be larger
+// runs in blocks of batches (all heads), or of one batch's key/value heads (with their query
+// heads), each block small enough, one after another on one work area (the dP of one block at
+// a time), as the largest such block that divides the problem (one graph for all blocks). A
+// problem whose single head is too large (self-attention with S > 16·D·B·H, e.g. the issue's
+// B=1, H=16, S=32768, D=128) is declined and runs on the own kernels. Forward graphs need little.
+constexpr std::int64_t kWorkAreaOperandRatio = 2;
+constexpr std::int64_t kWorkAreaFloor = std::int64_t(256) << 20;
 
 std::int64_t operand_bytes(const AttentionDesc& d) {
   // q, out, dO, dq over the query side; k, v, dk, dv over the key side; two bytes each.
   return 2 * 2 * (d.batch * d.heads_q * d.seq_q + d.batch * d.heads_kv * d.seq_k) * (d.head_dim + d.value_dim);
+}
+
+std::int64_t work_area_bound(const AttentionDesc& d) {
+  return std::max(kWorkAreaOperandRatio * operand_bytes(d), kWorkAreaFloor);
+}
+
+std::string bound_text(const AttentionDesc& d) {
+  return std::to_string(work_area_bound(d)) + " (" + std::to_string(kWorkAreaOperandRatio) + "x the operands' " +
+         std::to_string(operand_bytes(d)) + " bytes, at least 256 MiB)";
+}
+
+// The block `c` of `d` as a problem of its own (the strides stay the whole problem's).
+AttentionDesc block_of(const AttentionDesc& d, Chunk c) {
+  AttentionDesc block = d;
+  block.batch = c.batches;
+  block.heads_q = c.kv_heads * d.group();
+  block.heads_kv = c.kv_heads;
+  return block;
+}
+
+// The blocks a graph of `d` may compute, largest first: the whole problem; for a deterministic
+// backward then every divisor of the batch with all heads, then one batch with every divisor of
+// the key/value heads.
+std::vector<Chunk> candidate_blocks(const AttentionDesc& d, bool backward) {
+  std::vector<Chunk> blocks = {{d.batch, d.heads_kv}};
+  if (!backward || !d.deterministic) return blocks;
+  for (std::int64_t b = d.batch - 1; b >= 1; --b)
+    if (d.batch % b == 0) blocks.push_back({b, d.heads_kv});
+  for (std::int64_t h = d.heads_kv - 1; h >= 1; --h)
+    if (d.heads_kv % h == 0) blocks.push_back({1, h});
+  return blocks;
 }
 
 // Builds the graph of `d`. The frontend reports most failures as statuses but throws for
@@ -248,24 +292,39 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle, int mul
       backward ? std::vector<fe::AttentionImplementation_t>{fe::AttentionImplementation_t::AUTO}
                : std::vector<fe::AttentionImplementation_t>{fe::AttentionImplementation_t::COMPOSITE,
                                                             fe::AttentionImplementation_t::AUTO};
+  const std::int64_t bound = work_area_bound(d);
+  const bool blocked_dp = backward && d.deterministic;  // the work area holds the block's dP
   std::string why_not;
   for (const fe::AttentionImplementation_t impl : impls) {
-    std::string why;
-    try {
-      auto g = backward ? backward_graph(d) : forward_graph(d, impl);
-      why = plan(*g, handle, deterministic_run(d, backward));
-      if (why.empty()) {
-        result.workspace = g->get_workspace_size();
-        if (result.workspace >= 0 && result.workspace <= kWorkAreaOperandRatio * operand_bytes(d)) {
-          result.graph = std::move(g);
-          return result;
+    std::string why;  // of this implementation's largest block tried
+    for (const Chunk c : candidate_blocks(d, backward)) {
+      const AttentionDesc block = block_of(d, c);
+      // The dP alone fills the bound (the work area is never smaller): not worth a build.
+      if (blocked_dp && 2 * block.batch * block.heads_q * d.seq_q * d.seq_k >= bound) continue;
+      bool work_area_only = false;
+      try {
+        auto g = backward ? backward_graph(block) : forward_graph(block, impl);
+        why = plan(*g, handle, deterministic_run(d, backward));
+        if (why.empty()) {
+          result.workspace = g->get_workspace_size();
+          if (result.workspace >= 0 && result.workspace <= bound) {
+            result.graph = std::move(g);
+            result.chunk = c;
+            return result;
+          }
+          why = "work area of " + std::to_string(result.workspace) + " bytes for blocks of " +
+                std::to_string(c.batches) + " batches x " + std::to_string(c.kv_heads) +
+                " key/value heads, more than " + bound_text(d);
+          work_area_only = true;
         }
-        why = "work area of " + std::to_string(result.workspace) + " bytes, more than " +
-              std::to_string(kWorkAreaOperandRatio) + "x the operands' " + std::to_string(operand_bytes(d));
+      } catch (const std::exception& e) {
+        why = e.what();
       }
-    } catch (const std::exception& e) {
-      why = e.what();
+      if (!work_area_only) break;  // a smaller block of the same problem would fail alike
     }
+    if (why.empty())  // every block skipped: even one head's dP is too large
+      why = "work area of at least " + std::to_string(2 * d.group() * d.seq_q * d.seq_k) +
+            " bytes (one key/value head's dP), more than " + bound_text(d);
     why_not += (why_not.empty() ? "" : "; ") + why;
   }
   result.why_not = why_not;
@@ -284,17 +343,44 @@ std::shared_ptr<Slot> lookup(int device, const AttentionDesc& d, bool backward, 
   });
 }
 
-bool run(const AttentionDesc& d, bool backward, std::unordered_map<std::int64_t, void*>& pack, int device,
-         cudaStream_t stream) {
+// The variant pack of the block at batch b0, key/value head h0 (its first query head h0·group):
+// every pointer moved to that block's first element.
+using Pack = std::unordered_map<std::int64_t, void*>;
+Pack block_pack(const AttentionDesc& d, const Pack& whole, std::int64_t b0, std::int64_t h0) {
+  const std::int64_t hq0 = h0 * d.group();
+  auto at = [&](Uid uid, const AttentionStrides& st, std::int64_t head) {
+    return static_cast<void*>(static_cast<char*>(whole.at(uid)) + 2 * (b0 * st[0] + head * st[1]));
+  };
+  Pack pack = whole;
+  pack[kQ] = at(kQ, d.q_strides, hq0);
+  pack[kK] = at(kK, d.k_strides, h0);
+  pack[kV] = at(kV, d.v_strides, h0);
+  pack[kO] = at(kO, d.out_strides, hq0);
+  pack[kStats] = static_cast<float*>(whole.at(kStats)) + (b0 * d.heads_q + hq0) * d.seq_q;
+  if (whole.count(kDO)) {
+    pack[kDO] = at(kDO, d.grad_out_strides, hq0);
+    pack[kDQ] = at(kDQ, d.dq_strides, hq0);
+    pack[kDK] = at(kDK, d.dk_strides, h0);
+    pack[kDV] = at(kDV, d.dv_strides, h0);
+  }
+  return pack;
+}
+
+bool run(const AttentionDesc& d, bool backward, const Pack& pack, int device, cudaStream_t stream) {
   const cudnnHandle_t handle = cudnn_handle(device, stream);  // this thread's, bound to `stream`
   const std::shared_ptr<Slot> slot = lookup(device, d, backward, handle);
   const Graph& g = slot->plan;
   if (!g.graph) return false;
+  // One work area for every block: they run one after another on `stream`.
   shape::Scratch workspace(device, static_cast<std::size_t>(g.workspace), stream);
   fe::error_t status;
   try {
     std::lock_guard<std::mutex> lock(slot->execute);
-    status = g.graph->execute(handle, pack, workspace.as<void>());
+    for (std::int64_t b0 = 0; b0 < d.batch && status.is_good(); b0 += g.chunk.batches)
+      for (std::int64_t h0 = 0; h0 < d.heads_kv && status.is_good(); h0 += g.chunk.kv_heads) {
+        Pack block = g.chunk.batches == d.batch && g.chunk.kv_heads == d.heads_kv ? pack : block_pack(d, pack, b0, h0);
+        status = g.graph->execute(handle, block, workspace.as<void>());
+      }
   } catch (const std::exception& e) {
     status = fe::error_t(fe::error_code_t::GRAPH_EXECUTION_FAILED, e.what());
   }
@@ -351,14 +437,14 @@ bool plans(const AttentionDesc& d, bool backward, int device, cudaStream_t strea
 }
 
 bool forward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
-  std::unordered_map<std::int64_t, void*> pack = {
+  const Pack pack = {
       {kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)},
       {kO, p.result},               {kStats, p.logsumexp}};
   return run(d, false, pack, device, stream);
 }
 
 bool backward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
-  std::unordered_map<std::int64_t, void*> pack = {
+  const Pack pack = {
       {kQ, const_cast<void*>(p.q)},    {kK, const_cast<void*>(p.k)},         {kV, const_cast<void*>(p.v)},
       {kO, const_cast<void*>(p.out)},  {kDO, const_cast<void*>(p.grad_out)}, {kStats, p.logsumexp},
       {kDQ, p.dq},                     {kDK, p.dk},                          {kDV, p.dv}};
