@@ -29,6 +29,7 @@
 
 #include <algorithm>
 #include <array>
+#include <utility>
 #include <cmath>
 #include <cstdint>
 #include <random>
@@ -481,6 +482,41 @@ TEST_F(HalfMmaAttention, MaskedAgreesWithTheSimtBackward) {
           const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask));
           expect_agrees(in, name + ", " + name_of(pr));
         }
+}
+
+// Small problems through the half kernels only (no SIMT reference), each twice: finite
+// gradients, the same bits both times. Sized for compute-sanitizer's racecheck, under which
+// the tests above do not finish in minutes (session 13): every kernel variant (D = 64 and 128;
+// no mask, causal, Bool and additive masks; GQA; ragged tiles; both dtypes) runs a few blocks.
+//   compute-sanitizer --tool racecheck build-gpu/tests/ferrite_cuda_tests \
+//     --gtest_filter='HalfMmaAttention.SmallProblemsRepeat'
+TEST_F(HalfMmaAttention, SmallProblemsRepeat) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(107, gpu);
+  std::mt19937 rng(108);
+  for (const Problem& pr : {Problem{1, 2, 1, 70, 90, 64, true}, Problem{1, 2, 2, 130, 77, 128, false}})
+    for (const AttentionMaskKind kind :
+         {AttentionMaskKind::None, AttentionMaskKind::Bool, AttentionMaskKind::Additive})
+      for (const DType half : {DType::BF16, DType::F16}) {
+        auto make = [&](Shape s) { return half_values(std::move(s), true, half, gpu, generator); };
+        Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
+        Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
+        Mask mask = kind == AttentionMaskKind::None ? Mask{} : draw_mask(pr, kind, MaskShape::batch_keys, half, rng);
+        const std::string what = std::string(dtype_name(half)) + ", " +
+                                 (kind == AttentionMaskKind::None ? std::string("no mask") : mask_name(mask)) + ", " +
+                                 name_of(pr);
+        const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask));
+        const Grads got = run_half(in), again = run_half(in);
+        const std::array<std::pair<const char*, const Tensor*>, 3> grads{{{"dq", &got.dq}, {"dk", &got.dk}, {"dv", &got.dv}}};
+        for (const auto& [name, t] : grads) {
+          const std::vector<float> h = host(*t);
+          EXPECT_TRUE(std::all_of(h.begin(), h.end(), [](float x) { return std::isfinite(x); }))
+              << name << " not all finite, " << what;
+        }
+        EXPECT_EQ(bits(again.dq), bits(got.dq)) << "dq repeats, " << what;
+        EXPECT_EQ(bits(again.dk), bits(got.dk)) << "dk repeats, " << what;
+        EXPECT_EQ(bits(again.dv), bits(got.dv)) << "dv repeats, " << what;
+      }
 }
 
 // A NaN additive mask entry makes its row's scores NaN (out and logsumexp NaN in the forward):
