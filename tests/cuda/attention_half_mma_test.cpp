@@ -29,11 +29,11 @@
 
 #include <algorithm>
 #include <array>
-#include <utility>
 #include <cmath>
 #include <cstdint>
 #include <random>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ferrite/cuda.hpp"
