@@ -1,11 +1,12 @@
 // cuDNN's fused SDPA for F16/BF16 through the cuDNN frontend's graph API (cudnn_sdpa.hpp).
 //
-// One graph per problem: q [B, Hq, Sq, D], k [B, Hkv, Sk, D], v [B, Hkv, Sk, Dv] (and in the
-// backward out and dO [B, Hq, Sq, Dv]) with the strides the description gives (row-major, or
-// those of views such as q/k/v permuted out of one [B, S, 3, H, D] projection: cuDNN reads
-// any BHSD strides with a unit head-dim stride and 16-byte-aligned rows), out, dq, dk, dv
-// written through theirs likewise (out in q's layout, the gradients into the slices of one
-// [B, S, 3, H, D] gradient), the F32 Stats [B, Hq, Sq, 1]
+// One graph per problem (a deterministic backward's may run it on blocks of batches or of
+// key/value heads, one after another: see work_area_bound): q [B, Hq, Sq, D], k [B, Hkv, Sk, D],
+// v [B, Hkv, Sk, Dv] (and in the backward out and dO [B, Hq, Sq, Dv]) with the strides the
+// description gives (row-major, or those of views such as q/k/v permuted out of one
+// [B, S, 3, H, D] projection: cuDNN reads any BHSD strides with a unit head-dim stride and
+// 16-byte-aligned rows), out, dq, dk, dv written through theirs likewise (out in q's layout,
+// the gradients into the slices of one [B, S, 3, H, D] gradient), the F32 Stats [B, Hq, Sq, 1]
 // being exactly ferrite's logsumexp (natural log of sum exp of the scaled scores: cuDNN's
 // default, stats_use_log2 left off); grouped-query attention is cuDNN's own (k/v with fewer
 // heads); causal is cuDNN's diagonal band with right bound 0 aligned TOP_LEFT, i.e. key j is
@@ -72,9 +73,9 @@ struct Key {
   bool operator<(const Key& o) const { return tie() < o.tie(); }
 };
 
-// A deterministic backward runs as one graph over `batches` x `kv_heads` blocks of the problem
-// (with their query heads), one block after another on one work area; every other graph covers
-// its whole problem in one block.
+// The part of a problem that one graph computes: `batches` batches by `kv_heads` key/value heads
+// (with their query heads). A deterministic backward whose whole dP would not fit runs its graph
+// on each such block in turn, on one work area; every other graph computes its whole problem.
 struct Chunk {
   std::int64_t batches = 0, kv_heads = 0;
 };
@@ -224,8 +225,8 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) 
 // runs in blocks of batches (all heads), or of one batch's key/value heads (with their query
 // heads), each block small enough, one after another on one work area (the dP of one block at
 // a time), as the largest such block that divides the problem (one graph for all blocks). A
-// problem whose single head is too large (self-attention with S > 16·D·B·H, e.g. the issue's
-// B=1, H=16, S=32768, D=128) is declined and runs on the own kernels. Forward graphs need little.
+// problem whose single key/value head's dP reaches the bound (self-attention with S >= 16·D·B·H,
+// e.g. the B=1, H=16, S=32768, D=128) is declined and runs on the own kernels. Forward graphs need little.
 constexpr std::int64_t kWorkAreaOperandRatio = 2;
 constexpr std::int64_t kWorkAreaFloor = std::int64_t(256) << 20;
 
