@@ -18,22 +18,9 @@ are the 3xTF32 kernels' and are covered by their tolerances), and reports:
 
 Runs on the CPU in ~15 s: python3 scripts/attention-tf32x1-emulation.py
 """
-import argparse
-
 import numpy as np
 
-
-def tf32(x):
-    """Round to nearest TF32, ties to even (cvt.rn.tf32.f32), via F32."""
-    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-    return (((b + 0xFFF + ((b >> 13) & 1)) & 0xFFFFE000).astype(np.uint32)).view(np.float32).astype(np.float64)
-
-
-def to_dtype(x, dt):
-    if dt == "F16":
-        return x.astype(np.float16).astype(np.float64)
-    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)  # BF16, nearest even
-    return (((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)).view(np.float32).astype(np.float64)
+from attention_emulation import BACKWARD_UNIT_PROBLEMS, backward_conformance, main, tf32, to_dtype
 
 
 def backward(q, k, v, go, causal, round_out=None):
@@ -65,35 +52,14 @@ def backward(q, k, v, go, causal, round_out=None):
     return exact, single, sums
 
 
-def conformance(trials, rng):
-    tol = {"F16": (5e-3, 2e-3), "BF16": (3e-2, 1e-2)}  # attention_entries.cpp, backend_tol
-    cases = [("offset_grads_d64", 1, 2, 2, 33, 33, 64, True), ("tiled_keys0_d128", 1, 2, 2, 20, 0, 128, False),
-             ("causal_sq_lt_sk_gqa", 1, 4, 2, 5, 70, 128, True),
-             ("tiled_causal_sq_gt_sk_gqa_d64", 2, 4, 2, 130, 77, 64, True),
-             ("cudnn_causal_gqa_d128", 2, 4, 1, 64, 64, 128, True)]
-    for dt in ("F16", "BF16"):
-        rt, at = tol[dt]
-        for name, B, Hq, Hkv, Sq, Sk, D, causal in cases:
-            worst = 0.0
-            for _ in range(trials):
-                if Sk == 0:
-                    break  # no key: every gradient 0 on both sides
-                u = lambda *shape: to_dtype(rng.uniform(-1, 1, shape), dt)
-                q, k, v, go = u(B, Hq, Sq, D), u(B, Hkv, Sk, D), u(B, Hkv, Sk, D), u(B, Hq, Sq, D)
-                exact, single, _ = backward(q, k, v, go, causal, lambda x: to_dtype(x, dt))
-                for ex, si in zip(exact, single):
-                    e, a = to_dtype(ex, dt), to_dtype(si, dt)
-                    worst = max(worst, (np.abs(a - e) / (at + rt * np.abs(e))).max())
-            print(f"conformance {dt:4s} {name:30s} worst {worst:.3f} of the CUDA-vs-CPU tolerance")
+def conformance(args, rng):
+    backward_conformance(args.trials, rng,
+                         lambda q, k, v, go, causal, dt: backward(q, k, v, go, causal, lambda x: to_dtype(x, dt))[:2])
 
 
-def unit(rng):
-    probs = [(2, 2, 2, 77, 77, 64, False), (1, 3, 3, 130, 130, 128, True), (2, 4, 2, 130, 77, 64, True),
-             (1, 4, 1, 77, 200, 128, False), (1, 2, 2, 40, 130, 64, True), (1, 2, 2, 300, 300, 128, True),
-             (1, 4, 2, 517, 333, 128, False), (1, 2, 2, 1000, 1000, 128, True), (1, 6, 2, 200, 330, 64, True),
-             (1, 8, 2, 256, 256, 128, True)]
+def unit(args, rng):
     worst_bound = worst_rms = 0.0
-    for B, Hq, Hkv, Sq, Sk, D, causal in probs:
+    for B, Hq, Hkv, Sq, Sk, D, causal in BACKWARD_UNIT_PROBLEMS:
         for normal in (False, True):
             for dt in ("BF16", "F16"):
                 mk = lambda *shape: to_dtype(rng.standard_normal(shape) if normal else rng.uniform(-1, 1, shape), dt)
@@ -108,10 +74,4 @@ def unit(rng):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    conformance(args.trials, rng)
-    unit(rng)
+    main(__doc__, 20, conformance, unit)
