@@ -23,49 +23,19 @@ Runs on the CPU in ~20 s: python3 scripts/attention-half-mma-emulation.py
 """
 import numpy as np
 
-from attention_emulation import (BACKWARD_UNIT_PROBLEMS, backward_conformance, half_bound_constants, main, to_dtype,
-                                 worst_of_tolerance)
+from attention_emulation import (BACKWARD_UNIT_PROBLEMS, backward_conformance, backward_products, half_bound_constants,
+                                 main, to_dtype, worst_of_tolerance)
 
 
 def backward(q, k, v, go, causal, dt, round_out=None, bias=None):
     """The exact gradients, the half kernels' (P and dS rounded to dt), each element's sum |t|
     and sum |b| (the other factor of each term). bias: an additive mask broadcast to [B, Hq, Sq,
     Sk] (-inf hides; a Bool mask as 0 / -inf); a row with every score hidden has P = 0."""
-    B, Hq, Sq, D = q.shape
-    Hkv, Sk = k.shape[1], k.shape[2]
-    g = Hq // Hkv
-    K, V = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    sc = 1 / np.sqrt(D)
-    s = sc * q @ K.transpose(0, 1, 3, 2)
-    visible = np.ones((Sq, Sk), dtype=bool)
-    if causal:  # top-left: key j hidden from query i when j > i
-        visible = np.arange(Sk)[None, :] <= np.arange(Sq)[:, None]
-        s = np.where(visible, s, -np.inf)
-    if bias is not None:
-        # The score rounded to F32 as the kernels (and the forward) form it: s scale + m, one FFMA.
-        visible = visible & (bias != -np.inf)
-        s = np.where(visible, (s + np.where(visible, bias, 0)).astype(np.float32).astype(np.float64), -np.inf)
-    mx = s.max(-1, keepdims=True)
-    dead = mx == -np.inf
-    with np.errstate(invalid="ignore"):
-        p = np.where(visible, np.exp(s - np.where(dead, 0, mx)), 0.0)
-    p /= np.where(dead, 1.0, p.sum(-1, keepdims=True))
-    out = p @ V
-    if round_out:
-        out = round_out(out)
-    delta = (go * out).sum(-1, keepdims=True)
-    ds = p * (go @ V.transpose(0, 1, 3, 2) - delta)
-    p32, ds32 = p.astype(np.float32).astype(np.float64), ds.astype(np.float32).astype(np.float64)
-
-    def grads(P, dS, Q, G, Kr):
-        return (sc * dS @ Kr, (sc * dS.transpose(0, 1, 3, 2) @ Q).reshape(B, Hkv, g, Sk, D).sum(2),
-                (P.transpose(0, 1, 3, 2) @ G).reshape(B, Hkv, g, Sk, D).sum(2))
-
-    exact = grads(p32, ds32, q, go, K)
-    half = grads(to_dtype(p32, dt), to_dtype(ds32, dt), q, go, K)
-    sums = grads(np.abs(p32), np.abs(ds32), np.abs(q), np.abs(go), np.abs(K))
-    ones = (np.broadcast_to(visible, p.shape) & ~dead).astype(np.float64)
-    bsums = grads(ones, ones, np.abs(q), np.abs(go), np.abs(K))
+    p32, ds32, live, grads = backward_products(q, k, v, go, causal, round_out, bias)
+    exact = grads(p32, ds32)
+    half = grads(to_dtype(p32, dt), to_dtype(ds32, dt))
+    sums = grads(np.abs(p32), np.abs(ds32), absolute=True)
+    bsums = grads(live, live, absolute=True)
     return exact, half, sums, bsums
 
 

@@ -20,36 +20,13 @@ Runs on the CPU in ~15 s: python3 scripts/attention-tf32x1-emulation.py
 """
 import numpy as np
 
-from attention_emulation import BACKWARD_UNIT_PROBLEMS, backward_conformance, main, tf32, to_dtype
+from attention_emulation import BACKWARD_UNIT_PROBLEMS, backward_conformance, backward_products, main, tf32, to_dtype
 
 
 def backward(q, k, v, go, causal, round_out=None):
-    """P, dS and the three gradients (exact and 1xTF32) plus each element's sum |t|."""
-    B, Hq, Sq, D = q.shape
-    Hkv, Sk = k.shape[1], k.shape[2]
-    g = Hq // Hkv
-    K, V = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    sc = 1 / np.sqrt(D)
-    s = sc * q @ K.transpose(0, 1, 3, 2)
-    if causal:  # top-left: key j hidden from query i when j > i
-        s = np.where(np.arange(Sk)[None, :] <= np.arange(Sq)[:, None], s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    out = p @ V
-    if round_out:
-        out = round_out(out)
-    delta = (go * out).sum(-1, keepdims=True)
-    ds = p * (go @ V.transpose(0, 1, 3, 2) - delta)
-    p32, ds32 = p.astype(np.float32).astype(np.float64), ds.astype(np.float32).astype(np.float64)
-
-    def grads(P, dS, Q, G, Kr):
-        return (sc * dS @ Kr, (sc * dS.transpose(0, 1, 3, 2) @ Q).reshape(B, Hkv, g, Sk, D).sum(2),
-                (P.transpose(0, 1, 3, 2) @ G).reshape(B, Hkv, g, Sk, D).sum(2))
-
-    exact = grads(p32, ds32, q, go, K)
-    single = grads(tf32(p32), tf32(ds32), q, go, K)
-    sums = grads(np.abs(p32), np.abs(ds32), np.abs(q), np.abs(go), np.abs(K))
-    return exact, single, sums
+    """The three gradients, exact and 1xTF32 (P and dS rounded to TF32), plus each element's sum |t|."""
+    p32, ds32, _, grads = backward_products(q, k, v, go, causal, round_out)
+    return grads(p32, ds32), grads(tf32(p32), tf32(ds32)), grads(np.abs(p32), np.abs(ds32), absolute=True)
 
 
 def conformance(args, rng):

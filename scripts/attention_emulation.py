@@ -1,7 +1,8 @@
 """What the attention host emulations share (attention-tf32x1-emulation.py,
 attention-half-mma-emulation.py, attention-half-mma-fwd-emulation.py): the roundings, the
-suite's CUDA-vs-CPU tolerance, the backward's conformance cases and unit-test shapes, the
-half-precision bound's constants, and the command line. Imported by those scripts (their own
+suite's CUDA-vs-CPU tolerance, the backward up to the intermediates the kernels round, its
+conformance cases and unit-test shapes, the half-precision bound's constants, and the command
+line. Imported by those scripts (their own
 folder is on sys.path when run as python3 scripts/<name>.py); not run by itself.
 """
 import argparse
@@ -41,6 +42,50 @@ def to_dtype(x, dt):
     with np.errstate(invalid="ignore", over="ignore"):
         b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
         return (((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)).view(np.float32).astype(np.float64)
+
+
+def backward_products(q, k, v, go, causal, round_out=None, bias=None):
+    """The attention backward (float64) up to its F32 intermediates, for the emulations to round:
+    (p32, ds32, live, grads). p32, ds32: P and dS rounded to F32 as the kernels hold them; live:
+    1.0 where P is a visible key of a row with any; grads(P, dS, absolute=False): dQ = scale dS K,
+    dK = scale dS^T Q, dV = P^T dO (summed over each key/value head's query heads) of any stand-ins
+    for P and dS (the emulated roundings; |.| for term sums, with absolute=True taking |q|, |dO|,
+    |k| too). round_out: the forward's out as the backward reads it (delta = dO . out); bias: an
+    additive mask broadcast to [B, Hq, Sq, Sk] (-inf hides; a Bool mask as 0 / -inf); a row with
+    every score hidden has P = 0."""
+    B, Hq, Sq, D = q.shape
+    Hkv, Sk = k.shape[1], k.shape[2]
+    g = Hq // Hkv
+    K, V = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
+    sc = 1 / np.sqrt(D)
+    s = sc * q @ K.transpose(0, 1, 3, 2)
+    visible = np.ones((Sq, Sk), dtype=bool)
+    if causal:  # top-left: key j hidden from query i when j > i
+        visible = np.arange(Sk)[None, :] <= np.arange(Sq)[:, None]
+        s = np.where(visible, s, -np.inf)
+    if bias is not None:
+        # The score rounded to F32 as the kernels (and the forward) form it: s scale + m, one FFMA.
+        visible = visible & (bias != -np.inf)
+        s = np.where(visible, (s + np.where(visible, bias, 0)).astype(np.float32).astype(np.float64), -np.inf)
+    mx = s.max(-1, keepdims=True)
+    dead = mx == -np.inf
+    with np.errstate(invalid="ignore"):
+        p = np.where(visible, np.exp(s - np.where(dead, 0, mx)), 0.0)
+    p /= np.where(dead, 1.0, p.sum(-1, keepdims=True))
+    out = p @ V
+    if round_out:
+        out = round_out(out)
+    delta = (go * out).sum(-1, keepdims=True)
+    ds = p * (go @ V.transpose(0, 1, 3, 2) - delta)
+    p32, ds32 = p.astype(np.float32).astype(np.float64), ds.astype(np.float32).astype(np.float64)
+    live = (np.broadcast_to(visible, p.shape) & ~dead).astype(np.float64)
+
+    def grads(P, dS, absolute=False):
+        Q, G, Kr = (np.abs(q), np.abs(go), np.abs(K)) if absolute else (q, go, K)
+        return (sc * dS @ Kr, (sc * dS.transpose(0, 1, 3, 2) @ Q).reshape(B, Hkv, g, Sk, D).sum(2),
+                (P.transpose(0, 1, 3, 2) @ G).reshape(B, Hkv, g, Sk, D).sum(2))
+
+    return p32, ds32, live, grads
 
 
 def half_bound_constants(dt):
