@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance/conformance.hpp"
@@ -309,6 +310,21 @@ TEST_F(Tf32x3Attention, BackwardAgreesWithTheSimtKernels) {
   }
 }
 
+// The NaN tests' inputs (B 1, Hq 4, Hkv 2) from host values, with a NaN in input `which`: 0 q
+// (head 0, query 100), 1 k (kv head 1, key 69), 2 v (kv head 0, key 10), 3 grad_out (head 3,
+// query 129).
+BackwardInputs prepare_with_nan(const Problem& pr, std::vector<float> qh, std::vector<float> kh, std::vector<float> vh,
+                                std::vector<float> gh, int which) {
+  const Device gpu = Device::cuda(0);
+  const std::int64_t sq = pr.sq, sk = pr.sk, d = pr.d;
+  if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;
+  if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;
+  if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;
+  if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;
+  return prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
+                 from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+}
+
 // A NaN in q, k, v or grad_out: the gradients it reaches are NaN exactly where the SIMT
 // backward's are (a zero weight times a NaN operand is NaN in both: the NaN spreads through
 // whole 64-row or 64-key tiles alike), and the rest agree. One head of each GQA group carries
@@ -325,13 +341,8 @@ TEST_F(Tf32x3Attention, BackwardNaNAsTheSimtKernels) {
         std::vector<float> kh = host(random::randn({1, 2, sk, d}, DType::F32, gpu, &generator));
         std::vector<float> vh = host(random::randn({1, 2, sk, d}, DType::F32, gpu, &generator));
         std::vector<float> gh = host(random::randn({1, 4, sq, d}, DType::F32, gpu, &generator));
-        if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100
-        if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;   // kv head 1, key 69
-        if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;   // kv head 0, key 10
-        if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;  // head 3, query 129
         const BackwardInputs in =
-            prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
-                    from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+            prepare_with_nan(pr, std::move(qh), std::move(kh), std::move(vh), std::move(gh), which);
         const Grads simt = run_backward(in, 0);
         bool any_nan = false;
         for (const Tensor* t : {&simt.dq, &simt.dk, &simt.dv})
@@ -485,13 +496,8 @@ TEST_F(Tf32x3Attention, SingleBackwardNaNAsTheSimtKernels) {
         };
         std::vector<float> qh = values({1, 4, sq, d}), kh = values({1, 2, sk, d});
         std::vector<float> vh = values({1, 2, sk, d}), gh = values({1, 4, sq, d});
-        if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100
-        if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;   // kv head 1, key 69
-        if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;   // kv head 0, key 10
-        if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;  // head 3, query 129
         const BackwardInputs in =
-            prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
-                    from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+            prepare_with_nan(pr, std::move(qh), std::move(kh), std::move(vh), std::move(gh), which);
         expect_single_agrees(in, "NaN in input " + std::to_string(which) + ", D " + std::to_string(d) +
                                      (causal ? " causal" : ""));
       }

@@ -77,7 +77,9 @@ inline Tensor half_values(Shape s, bool normal, DType half, Device device, rando
 }
 
 /// The unit roundoff of rounding to nearest in `half`: 2^-8 (BF16's 8 significant bits), 2^-11 (F16's 11).
-inline double half_unit_roundoff(DType half) { return half == DType::BF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11); }
+inline double half_unit_roundoff(DType half) {
+  return half == DType::BF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+}
 /// The absolute error of rounding a value below F16's smallest normal (2^-14) to F16: 2^-25;
 /// 0 for BF16 (whose normal range F32's covers).
 inline double half_subnormal_error(DType half) { return half == DType::F16 ? std::ldexp(1.0, -25) : 0.0; }
@@ -99,7 +101,8 @@ struct Grads {
 /// Gradients shaped as q, k and v in `dtype`, every element NaN: an element a kernel fails to
 /// write shows.
 inline Grads nan_grads(const Tensor& q, const Tensor& k, const Tensor& v, DType dtype, Device device) {
-  return {full(q.shape(), NAN, dtype, device), full(k.shape(), NAN, dtype, device), full(v.shape(), NAN, dtype, device)};
+  return {full(q.shape(), NAN, dtype, device), full(k.shape(), NAN, dtype, device),
+          full(v.shape(), NAN, dtype, device)};
 }
 
 /// A backward's operands (no mask) and its gradients into g's tensors.
