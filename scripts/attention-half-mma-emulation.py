@@ -8,7 +8,7 @@ intermediates P and dS to nearest in the dtype (BF16: 8 significant bits, F16: 1
 subnormals below 2^-14) before dV = P^T dO, dK = scale dS^T Q and dQ = scale dS K, as cuDNN and
 FlashAttention do. This emulates that rounding, everything else exact (float64; the F32 sums are
 covered by the tiled kernels' own tolerance), on the shapes of
-scripts/attention-tf32x1-emulation.py (whose backward() and case lists it reuses), and reports:
+scripts/attention-tf32x1-emulation.py (attention_emulation.py's case lists), and reports:
 
   conformance: the F16/BF16 cases of tests/conformance/attention_entries.cpp that cuDNN leaves
     to the route: the worst |a - e| / (atol + rtol |e|) at the suite's CUDA-vs-CPU tolerance;
@@ -21,93 +21,34 @@ scripts/attention-tf32x1-emulation.py (whose backward() and case lists it reuses
 
 Runs on the CPU in ~20 s: python3 scripts/attention-half-mma-emulation.py
 """
-import argparse
-import importlib.util
-import os
-
 import numpy as np
 
-_spec = importlib.util.spec_from_file_location(
-    "tf32x1", os.path.join(os.path.dirname(os.path.abspath(__file__)), "attention-tf32x1-emulation.py"))
-tf32x1 = importlib.util.module_from_spec(_spec)
-_spec.loader.exec_module(tf32x1)
-to_dtype = tf32x1.to_dtype
+from attention_emulation import (BACKWARD_UNIT_PROBLEMS, backward_conformance, backward_products, half_bound_constants,
+                                 main, to_dtype, worst_of_tolerance)
 
 
 def backward(q, k, v, go, causal, dt, round_out=None, bias=None):
     """The exact gradients, the half kernels' (P and dS rounded to dt), each element's sum |t|
     and sum |b| (the other factor of each term). bias: an additive mask broadcast to [B, Hq, Sq,
     Sk] (-inf hides; a Bool mask as 0 / -inf); a row with every score hidden has P = 0."""
-    B, Hq, Sq, D = q.shape
-    Hkv, Sk = k.shape[1], k.shape[2]
-    g = Hq // Hkv
-    K, V = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    sc = 1 / np.sqrt(D)
-    s = sc * q @ K.transpose(0, 1, 3, 2)
-    visible = np.ones((Sq, Sk), dtype=bool)
-    if causal:  # top-left: key j hidden from query i when j > i
-        visible = np.arange(Sk)[None, :] <= np.arange(Sq)[:, None]
-        s = np.where(visible, s, -np.inf)
-    if bias is not None:
-        # The score rounded to F32 as the kernels (and the forward) form it: s scale + m, one FFMA.
-        visible = visible & (bias != -np.inf)
-        s = np.where(visible, (s + np.where(visible, bias, 0)).astype(np.float32).astype(np.float64), -np.inf)
-    mx = s.max(-1, keepdims=True)
-    dead = mx == -np.inf
-    with np.errstate(invalid="ignore"):
-        p = np.where(visible, np.exp(s - np.where(dead, 0, mx)), 0.0)
-    p /= np.where(dead, 1.0, p.sum(-1, keepdims=True))
-    out = p @ V
-    if round_out:
-        out = round_out(out)
-    delta = (go * out).sum(-1, keepdims=True)
-    ds = p * (go @ V.transpose(0, 1, 3, 2) - delta)
-    p32, ds32 = p.astype(np.float32).astype(np.float64), ds.astype(np.float32).astype(np.float64)
-
-    def grads(P, dS, Q, G, Kr):
-        return (sc * dS @ Kr, (sc * dS.transpose(0, 1, 3, 2) @ Q).reshape(B, Hkv, g, Sk, D).sum(2),
-                (P.transpose(0, 1, 3, 2) @ G).reshape(B, Hkv, g, Sk, D).sum(2))
-
-    exact = grads(p32, ds32, q, go, K)
-    half = grads(to_dtype(p32, dt), to_dtype(ds32, dt), q, go, K)
-    sums = grads(np.abs(p32), np.abs(ds32), np.abs(q), np.abs(go), np.abs(K))
-    ones = (np.broadcast_to(visible, p.shape) & ~dead).astype(np.float64)
-    bsums = grads(ones, ones, np.abs(q), np.abs(go), np.abs(K))
+    p32, ds32, live, grads = backward_products(q, k, v, go, causal, round_out, bias)
+    exact = grads(p32, ds32)
+    half = grads(to_dtype(p32, dt), to_dtype(ds32, dt))
+    sums = grads(np.abs(p32), np.abs(ds32), absolute=True)
+    bsums = grads(live, live, absolute=True)
     return exact, half, sums, bsums
 
 
-def conformance(trials, rng):
-    tol = {"F16": (5e-3, 2e-3), "BF16": (3e-2, 1e-2)}  # attention_entries.cpp, backend_tol
-    cases = [("offset_grads_d64", 1, 2, 2, 33, 33, 64, True), ("tiled_keys0_d128", 1, 2, 2, 20, 0, 128, False),
-             ("causal_sq_lt_sk_gqa", 1, 4, 2, 5, 70, 128, True),
-             ("tiled_causal_sq_gt_sk_gqa_d64", 2, 4, 2, 130, 77, 64, True),
-             ("cudnn_causal_gqa_d128", 2, 4, 1, 64, 64, 128, True)]
-    for dt in ("F16", "BF16"):
-        rt, at = tol[dt]
-        for name, B, Hq, Hkv, Sq, Sk, D, causal in cases:
-            worst = 0.0
-            for _ in range(trials):
-                if Sk == 0:
-                    break  # no key: every gradient 0 on both sides
-                u = lambda *shape: to_dtype(rng.uniform(-1, 1, shape), dt)
-                q, k, v, go = u(B, Hq, Sq, D), u(B, Hkv, Sk, D), u(B, Hkv, Sk, D), u(B, Hq, Sq, D)
-                exact, half, _, _ = backward(q, k, v, go, causal, dt, lambda x: to_dtype(x, dt))
-                for ex, ha in zip(exact, half):
-                    e, a = to_dtype(ex, dt), to_dtype(ha, dt)
-                    worst = max(worst, (np.abs(a - e) / (at + rt * np.abs(e))).max())
-            print(f"conformance {dt:4s} {name:30s} worst {worst:.3f} of the CUDA-vs-CPU tolerance")
+def conformance(args, rng):
+    backward_conformance(args.trials, rng,
+                         lambda q, k, v, go, causal, dt: backward(q, k, v, go, causal, dt, lambda x: to_dtype(x, dt))[:2])
 
 
-def unit(rng):
-    probs = [(2, 2, 2, 77, 77, 64, False), (1, 3, 3, 130, 130, 128, True), (2, 4, 2, 130, 77, 64, True),
-             (1, 4, 1, 77, 200, 128, False), (1, 2, 2, 40, 130, 64, True), (1, 2, 2, 300, 300, 128, True),
-             (1, 4, 2, 517, 333, 128, False), (1, 2, 2, 1000, 1000, 128, True), (1, 6, 2, 200, 330, 64, True),
-             (1, 8, 2, 256, 256, 128, True)]
+def unit(args, rng):
     for dt in ("BF16", "F16"):
-        u_dt = 2.0**-8 if dt == "BF16" else 2.0**-11
-        sub = 2.0**-25 if dt == "F16" else 0.0
+        u_dt, sub = half_bound_constants(dt)
         worst = 0.0
-        for B, Hq, Hkv, Sq, Sk, D, causal in probs:
+        for B, Hq, Hkv, Sq, Sk, D, causal in BACKWARD_UNIT_PROBLEMS:
             for normal in (False, True):
                 mk = lambda *shape: to_dtype(rng.standard_normal(shape) if normal else rng.uniform(-1, 1, shape), dt)
                 q, go, k, v = mk(B, Hq, Sq, D), mk(B, Hq, Sq, D), mk(B, Hkv, Sk, D), mk(B, Hkv, Sk, D)
@@ -141,28 +82,24 @@ def draw_mask(kind, shape, B, Hq, Sq, Sk, dt, rng):
     return np.broadcast_to(term.reshape((1,) * (4 - len(sh)) + sh), (B, Hq, Sq, Sk))
 
 
-def masked(trials, rng):
-    rt_at = {"F16": (5e-3, 2e-3), "BF16": (3e-2, 1e-2)}
+def masked(args, rng):
     for dt in ("F16", "BF16"):
-        rt, at = rt_at[dt]
         worst = 0.0
         B, Hq, Hkv, Sq, Sk, D = 2, 2, 2, 8, 12, 64  # additive_mask_inf_row: attention_entries.cpp's random_mask
-        for _ in range(trials):
+        for _ in range(args.trials):
             u = lambda *shape: to_dtype(rng.uniform(-1, 1, shape), dt)
             q, k, v, go = u(B, Hq, Sq, D), u(B, Hkv, Sk, D), u(B, Hkv, Sk, D), u(B, Hq, Sq, D)
             m = np.where(rng.uniform(0, 1, (B, Hq, Sq, Sk)) < 0.2, -np.inf, rng.uniform(0, 1, (B, Hq, Sq, Sk)) - 0.5)
             m[0, 0, 2, :] = -np.inf  # row 2 of head 0
             exact, half, _, _ = backward(q, k, v, go, False, dt, lambda x: to_dtype(x, dt), to_dtype(m, dt))
             for ex, ha in zip(exact, half):
-                e, a = to_dtype(ex, dt), to_dtype(ha, dt)
-                worst = max(worst, (np.abs(a - e) / (at + rt * np.abs(e))).max())
+                worst = worst_of_tolerance(worst, to_dtype(ha, dt), to_dtype(ex, dt), dt)
         print(f"masked conformance {dt:4s} additive_mask_inf_row worst {worst:.3f} of the CUDA-vs-CPU tolerance")
     probs = [(2, 4, 2, 130, 77, 64, False), (1, 3, 3, 130, 130, 128, True), (2, 4, 1, 77, 200, 128, False),
              (1, 2, 2, 300, 300, 64, True), (2, 6, 2, 200, 330, 128, True), (2, 2, 2, 8, 12, 64, False),
              (1, 4, 2, 517, 333, 128, False), (2, 2, 1, 40, 130, 64, True)]
     for dt in ("BF16", "F16"):
-        u_dt = 2.0**-8 if dt == "BF16" else 2.0**-11
-        sub = 2.0**-25 if dt == "F16" else 0.0
+        u_dt, sub = half_bound_constants(dt)
         worst = 0.0
         for B, Hq, Hkv, Sq, Sk, D, causal in probs:
             for kind in ("bool", "additive"):
@@ -179,11 +116,4 @@ def masked(trials, rng):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    conformance(args.trials, rng)
-    unit(rng)
-    masked(args.trials, rng)
+    main(__doc__, 20, conformance, unit, masked)

@@ -20,18 +20,9 @@ ex2.approx add ~1e-6 relative, covered by the tests' slack), and reports:
 
 Runs on the CPU in about a minute: python3 scripts/attention-half-mma-fwd-emulation.py
 """
-import argparse
-
 import numpy as np
 
-
-def to_dtype(x, dt):
-    """Round to nearest even in F16 (numpy's, subnormals included) or BF16 (from F32 bits)."""
-    if dt == "F16":
-        return x.astype(np.float16).astype(np.float64)
-    with np.errstate(invalid="ignore", over="ignore"):
-        b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-        return (((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)).view(np.float32).astype(np.float64)
+from attention_emulation import half_bound_constants, main, to_dtype, worst_of_tolerance
 
 
 def scores(q, k, causal, bias, scale):
@@ -84,8 +75,7 @@ def forward(q, k, v, causal, bias, dt, tile=64):
     return exact, out, T, A
 
 
-def conformance(trials, rng):
-    tol = {"F16": (5e-3, 2e-3), "BF16": (3e-2, 1e-2)}  # attention_entries.cpp, backend_tol
+def conformance(args, rng):
     # (name, B, Hq, Hkv, Sq, Sk, D, causal, mask): mask 2 = additive [B, Hq, Sq, Sk], 20% -inf,
     # else u - 0.5, row 2 of head 0 all -inf (random_mask).
     cases = [("additive_mask_inf_row", 2, 2, 2, 8, 12, 64, False, 2), ("tiled_keys0_d128", 1, 2, 2, 20, 0, 128, False, 0),
@@ -97,10 +87,9 @@ def conformance(trials, rng):
              ("cudnn_s1000_causal_d128", 1, 2, 2, 1000, 1000, 128, True, 0),
              ("cudnn_s1000_gqa_d64", 1, 4, 2, 1000, 1000, 64, False, 0)]
     for dt in ("F16", "BF16"):
-        rt, at = tol[dt]
         for name, B, Hq, Hkv, Sq, Sk, D, causal, mask in cases:
             worst = 0.0
-            for _ in range(trials if Sk else 1):
+            for _ in range(args.trials if Sk else 1):
                 u = lambda *shape: to_dtype(rng.uniform(-1, 1, shape), dt)
                 q, k, v = u(B, Hq, Sq, D), u(B, Hkv, Sk, D), u(B, Hkv, Sk, D)
                 bias = None
@@ -111,11 +100,11 @@ def conformance(trials, rng):
                 exact, out, _, _ = forward(q, k, v, causal, bias, dt)
                 e = to_dtype(exact, dt)
                 if out.size:
-                    worst = max(worst, (np.abs(out - e) / (at + rt * np.abs(e))).max())
+                    worst = worst_of_tolerance(worst, out, e, dt)
             print(f"conformance {dt:4s} {name:30s} worst {worst:.3f} of the CUDA-vs-CPU tolerance")
 
 
-def unit(rng):
+def unit(args, rng):
     """The shapes and masks of HalfMmaForward.AgreesWithTheSimtForward (dead rows included)."""
     kb, kf, krk, khk, kro = (1, 0, 0, 1), (1, 1, 1, 1), (0, 0, 1, 1), (0, 1, 0, 1), (0, 0, 1, 0)
     N, Bo, Ad = None, "bool", "add"
@@ -131,8 +120,7 @@ def unit(rng):
              (2, 4, 2, 300, 96, 128, True, Ad, krk), (1, 2, 2, 130, 77, 64, False, Ad, kf),
              (2, 2, 2, 40, 130, 64, False, Ad, khk), (1, 2, 2, 70, 90, 128, True, Ad, kro)]
     for dt in ("BF16", "F16"):
-        u_dt = 2.0**-8 if dt == "BF16" else 2.0**-11
-        sub = 2.0**-25 if dt == "F16" else 0.0
+        u_dt, sub = half_bound_constants(dt)
         worst, worst_case = 0.0, None
         for B, Hq, Hkv, Sq, Sk, D, causal, kind, keep in cases:
             for dead in ((False, True) if kind else (False,)):
@@ -163,10 +151,4 @@ def unit(rng):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=10)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    conformance(args.trials, rng)
-    unit(rng)
+    main(__doc__, 10, conformance, unit)

@@ -18,82 +18,25 @@ are the 3xTF32 kernels' and are covered by their tolerances), and reports:
 
 Runs on the CPU in ~15 s: python3 scripts/attention-tf32x1-emulation.py
 """
-import argparse
-
 import numpy as np
 
-
-def tf32(x):
-    """Round to nearest TF32, ties to even (cvt.rn.tf32.f32), via F32."""
-    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)
-    return (((b + 0xFFF + ((b >> 13) & 1)) & 0xFFFFE000).astype(np.uint32)).view(np.float32).astype(np.float64)
-
-
-def to_dtype(x, dt):
-    if dt == "F16":
-        return x.astype(np.float16).astype(np.float64)
-    b = x.astype(np.float32).view(np.uint32).astype(np.uint64)  # BF16, nearest even
-    return (((b + 0x7FFF + ((b >> 16) & 1)) & 0xFFFF0000).astype(np.uint32)).view(np.float32).astype(np.float64)
+from attention_emulation import BACKWARD_UNIT_PROBLEMS, backward_conformance, backward_products, main, tf32, to_dtype
 
 
 def backward(q, k, v, go, causal, round_out=None):
-    """P, dS and the three gradients (exact and 1xTF32) plus each element's sum |t|."""
-    B, Hq, Sq, D = q.shape
-    Hkv, Sk = k.shape[1], k.shape[2]
-    g = Hq // Hkv
-    K, V = np.repeat(k, g, axis=1), np.repeat(v, g, axis=1)
-    sc = 1 / np.sqrt(D)
-    s = sc * q @ K.transpose(0, 1, 3, 2)
-    if causal:  # top-left: key j hidden from query i when j > i
-        s = np.where(np.arange(Sk)[None, :] <= np.arange(Sq)[:, None], s, -np.inf)
-    p = np.exp(s - s.max(-1, keepdims=True))
-    p /= p.sum(-1, keepdims=True)
-    out = p @ V
-    if round_out:
-        out = round_out(out)
-    delta = (go * out).sum(-1, keepdims=True)
-    ds = p * (go @ V.transpose(0, 1, 3, 2) - delta)
-    p32, ds32 = p.astype(np.float32).astype(np.float64), ds.astype(np.float32).astype(np.float64)
-
-    def grads(P, dS, Q, G, Kr):
-        return (sc * dS @ Kr, (sc * dS.transpose(0, 1, 3, 2) @ Q).reshape(B, Hkv, g, Sk, D).sum(2),
-                (P.transpose(0, 1, 3, 2) @ G).reshape(B, Hkv, g, Sk, D).sum(2))
-
-    exact = grads(p32, ds32, q, go, K)
-    single = grads(tf32(p32), tf32(ds32), q, go, K)
-    sums = grads(np.abs(p32), np.abs(ds32), np.abs(q), np.abs(go), np.abs(K))
-    return exact, single, sums
+    """The three gradients, exact and 1xTF32 (P and dS rounded to TF32), plus each element's sum |t|."""
+    p32, ds32, _, grads = backward_products(q, k, v, go, causal, round_out)
+    return grads(p32, ds32), grads(tf32(p32), tf32(ds32)), grads(np.abs(p32), np.abs(ds32), absolute=True)
 
 
-def conformance(trials, rng):
-    tol = {"F16": (5e-3, 2e-3), "BF16": (3e-2, 1e-2)}  # attention_entries.cpp, backend_tol
-    cases = [("offset_grads_d64", 1, 2, 2, 33, 33, 64, True), ("tiled_keys0_d128", 1, 2, 2, 20, 0, 128, False),
-             ("causal_sq_lt_sk_gqa", 1, 4, 2, 5, 70, 128, True),
-             ("tiled_causal_sq_gt_sk_gqa_d64", 2, 4, 2, 130, 77, 64, True),
-             ("cudnn_causal_gqa_d128", 2, 4, 1, 64, 64, 128, True)]
-    for dt in ("F16", "BF16"):
-        rt, at = tol[dt]
-        for name, B, Hq, Hkv, Sq, Sk, D, causal in cases:
-            worst = 0.0
-            for _ in range(trials):
-                if Sk == 0:
-                    break  # no key: every gradient 0 on both sides
-                u = lambda *shape: to_dtype(rng.uniform(-1, 1, shape), dt)
-                q, k, v, go = u(B, Hq, Sq, D), u(B, Hkv, Sk, D), u(B, Hkv, Sk, D), u(B, Hq, Sq, D)
-                exact, single, _ = backward(q, k, v, go, causal, lambda x: to_dtype(x, dt))
-                for ex, si in zip(exact, single):
-                    e, a = to_dtype(ex, dt), to_dtype(si, dt)
-                    worst = max(worst, (np.abs(a - e) / (at + rt * np.abs(e))).max())
-            print(f"conformance {dt:4s} {name:30s} worst {worst:.3f} of the CUDA-vs-CPU tolerance")
+def conformance(args, rng):
+    backward_conformance(args.trials, rng,
+                         lambda q, k, v, go, causal, dt: backward(q, k, v, go, causal, lambda x: to_dtype(x, dt))[:2])
 
 
-def unit(rng):
-    probs = [(2, 2, 2, 77, 77, 64, False), (1, 3, 3, 130, 130, 128, True), (2, 4, 2, 130, 77, 64, True),
-             (1, 4, 1, 77, 200, 128, False), (1, 2, 2, 40, 130, 64, True), (1, 2, 2, 300, 300, 128, True),
-             (1, 4, 2, 517, 333, 128, False), (1, 2, 2, 1000, 1000, 128, True), (1, 6, 2, 200, 330, 64, True),
-             (1, 8, 2, 256, 256, 128, True)]
+def unit(args, rng):
     worst_bound = worst_rms = 0.0
-    for B, Hq, Hkv, Sq, Sk, D, causal in probs:
+    for B, Hq, Hkv, Sq, Sk, D, causal in BACKWARD_UNIT_PROBLEMS:
         for normal in (False, True):
             for dt in ("BF16", "F16"):
                 mk = lambda *shape: to_dtype(rng.standard_normal(shape) if normal else rng.uniform(-1, 1, shape), dt)
@@ -108,10 +51,4 @@ def unit(rng):
 
 
 if __name__ == "__main__":
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--trials", type=int, default=20)
-    ap.add_argument("--seed", type=int, default=0)
-    args = ap.parse_args()
-    rng = np.random.default_rng(args.seed)
-    conformance(args.trials, rng)
-    unit(rng)
+    main(__doc__, 20, conformance, unit)

@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "conformance/conformance.hpp"
@@ -31,7 +32,13 @@ namespace ferrite {
 namespace {
 
 namespace attention = cuda::attention;
+using attention_test::backward_pointers;
+using attention_test::bits;
+using attention_test::expect_same_bits;
+using attention_test::Grads;
+using attention_test::host;
 using attention_test::name_of;
+using attention_test::nan_grads;
 using attention_test::Problem;
 using attention_test::rounded_to;
 
@@ -62,11 +69,6 @@ Result run(const Problem& pr, const Tensor& q, const Tensor& k, const Tensor& v,
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
   return r;
 }
-
-std::vector<float> host(const Tensor& t) { return t.to(Device::cpu()).contiguous().to_vector<float>(); }
-// The bytes of a tensor's elements: "the same bits" must hold for NaN elements too, which
-// compare unequal as floats.
-std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }
 
 class Tf32x3Attention : public ::testing::Test {};
 
@@ -214,10 +216,6 @@ TEST_F(Tf32x3Attention, InfinitiesAsTheSimtKernel) {
       }
 }
 
-struct Grads {
-  Tensor dq, dk, dv;
-};
-
 // The backward's inputs: q, k, v, grad_out, and the SIMT tiled forward's out and logsumexp, with
 // delta as backward() computes it (delta_kernel, before whichever dq and dk/dv kernels it picks).
 struct BackwardInputs {
@@ -227,18 +225,7 @@ struct BackwardInputs {
 
 // The backward's operands from `in`, its gradients into g's tensors.
 attention::Pointers backward_pointers(const BackwardInputs& in, const Grads& g) {
-  attention::Pointers p;
-  p.q = in.q.data_ptr();
-  p.k = in.k.data_ptr();
-  p.v = in.v.data_ptr();
-  p.out = in.out.data_ptr();
-  p.grad_out = in.go.data_ptr();
-  p.logsumexp = in.lse.mutable_data_ptr();
-  p.delta = in.delta.mutable_data_ptr();
-  p.dq = g.dq.mutable_data_ptr();
-  p.dk = g.dk.mutable_data_ptr();
-  p.dv = g.dv.mutable_data_ptr();
-  return p;
+  return backward_pointers(in.q, in.k, in.v, in.out, in.go, in.lse, in.delta, g);
 }
 
 BackwardInputs prepare(const Problem& pr, Tensor q, Tensor k, Tensor v, Tensor go) {
@@ -266,8 +253,7 @@ Grads run_backward(const BackwardInputs& in, int kernel) {
   const Problem& pr = in.pr;
   const AttentionDesc d = desc_of(pr);
   const Device gpu = Device::cuda(0);
-  Grads g{full(in.q.shape(), NAN, DType::F32, gpu), full(in.k.shape(), NAN, DType::F32, gpu),
-          full(in.v.shape(), NAN, DType::F32, gpu)};
+  const Grads g = nan_grads(in.q, in.k, in.v, DType::F32, gpu);
   const attention::Pointers p = backward_pointers(in, g);
   EXPECT_TRUE(attention::tiled_backward_f32_tf32x3_fits(d, p));
   const auto stream = static_cast<cudaStream_t>(cuda::current_stream(0));
@@ -298,10 +284,7 @@ void expect_backward_agrees(const BackwardInputs& in, const std::string& what0) 
     EXPECT_EQ(conformance::compare(tc.dq, simt.dq, {2e-4, 1e-4}), "") << "dq, " << what;
     EXPECT_EQ(conformance::compare(tc.dk, simt.dk, {2e-4, 1e-4}), "") << "dk, " << what;
     EXPECT_EQ(conformance::compare(tc.dv, simt.dv, {2e-4, 1e-4}), "") << "dv, " << what;
-    const Grads again = run_backward(in, kernel);
-    EXPECT_EQ(bits(again.dq), bits(tc.dq)) << "dq repeats, " << what;
-    EXPECT_EQ(bits(again.dk), bits(tc.dk)) << "dk repeats, " << what;
-    EXPECT_EQ(bits(again.dv), bits(tc.dv)) << "dv repeats, " << what;
+    expect_same_bits(run_backward(in, kernel), tc, what);
   }
 }
 
@@ -327,6 +310,21 @@ TEST_F(Tf32x3Attention, BackwardAgreesWithTheSimtKernels) {
   }
 }
 
+// The NaN tests' inputs (B 1, Hq 4, Hkv 2) from host values, with a NaN in input `which`: 0 q
+// (head 0, query 100), 1 k (kv head 1, key 69), 2 v (kv head 0, key 10), 3 grad_out (head 3,
+// query 129).
+BackwardInputs prepare_with_nan(const Problem& pr, std::vector<float> qh, std::vector<float> kh, std::vector<float> vh,
+                                std::vector<float> gh, int which) {
+  const Device gpu = Device::cuda(0);
+  const std::int64_t sq = pr.sq, sk = pr.sk, d = pr.d;
+  if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;
+  if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;
+  if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;
+  if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;
+  return prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
+                 from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+}
+
 // A NaN in q, k, v or grad_out: the gradients it reaches are NaN exactly where the SIMT
 // backward's are (a zero weight times a NaN operand is NaN in both: the NaN spreads through
 // whole 64-row or 64-key tiles alike), and the rest agree. One head of each GQA group carries
@@ -343,13 +341,8 @@ TEST_F(Tf32x3Attention, BackwardNaNAsTheSimtKernels) {
         std::vector<float> kh = host(random::randn({1, 2, sk, d}, DType::F32, gpu, &generator));
         std::vector<float> vh = host(random::randn({1, 2, sk, d}, DType::F32, gpu, &generator));
         std::vector<float> gh = host(random::randn({1, 4, sq, d}, DType::F32, gpu, &generator));
-        if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100
-        if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;   // kv head 1, key 69
-        if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;   // kv head 0, key 10
-        if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;  // head 3, query 129
         const BackwardInputs in =
-            prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
-                    from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+            prepare_with_nan(pr, std::move(qh), std::move(kh), std::move(vh), std::move(gh), which);
         const Grads simt = run_backward(in, 0);
         bool any_nan = false;
         for (const Tensor* t : {&simt.dq, &simt.dk, &simt.dv})
@@ -468,10 +461,7 @@ void expect_single_agrees(const BackwardInputs& in, const std::string& what0) {
   expect_within_single_bound(tc.dq, simt.dq, sums.dq, "dq, " + what);
   expect_within_single_bound(tc.dk, simt.dk, sums.dk, "dk, " + what);
   expect_within_single_bound(tc.dv, simt.dv, sums.dv, "dv, " + what);
-  const Grads again = run_backward(in, 3);
-  EXPECT_EQ(bits(again.dq), bits(tc.dq)) << "dq repeats, " << what;
-  EXPECT_EQ(bits(again.dk), bits(tc.dk)) << "dk repeats, " << what;
-  EXPECT_EQ(bits(again.dv), bits(tc.dv)) << "dv repeats, " << what;
+  expect_same_bits(run_backward(in, 3), tc, what);
 }
 
 TEST_F(Tf32x3Attention, SingleBackwardAgreesWithTheSimtKernelsOnHalfValues) {
@@ -506,13 +496,8 @@ TEST_F(Tf32x3Attention, SingleBackwardNaNAsTheSimtKernels) {
         };
         std::vector<float> qh = values({1, 4, sq, d}), kh = values({1, 2, sk, d});
         std::vector<float> vh = values({1, 2, sk, d}), gh = values({1, 4, sq, d});
-        if (which == 0) qh[static_cast<std::size_t>((0 * sq + 100) * d + 3)] = NAN;  // head 0, query 100
-        if (which == 1) kh[static_cast<std::size_t>((1 * sk + 69) * d + 5)] = NAN;   // kv head 1, key 69
-        if (which == 2) vh[static_cast<std::size_t>((0 * sk + 10) * d + 7)] = NAN;   // kv head 0, key 10
-        if (which == 3) gh[static_cast<std::size_t>((3 * sq + 129) * d + 1)] = NAN;  // head 3, query 129
         const BackwardInputs in =
-            prepare(pr, from_vector(qh, {1, 4, sq, d}).to(gpu), from_vector(kh, {1, 2, sk, d}).to(gpu),
-                    from_vector(vh, {1, 2, sk, d}).to(gpu), from_vector(gh, {1, 4, sq, d}).to(gpu));
+            prepare_with_nan(pr, std::move(qh), std::move(kh), std::move(vh), std::move(gh), which);
         expect_single_agrees(in, "NaN in input " + std::to_string(which) + ", D " + std::to_string(d) +
                                      (causal ? " causal" : ""));
       }

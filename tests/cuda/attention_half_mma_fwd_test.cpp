@@ -33,12 +33,18 @@
 #if FERRITE_WITH_CUDA
 #include <cuda_runtime_api.h>
 
+#include "attention_test_problems.hpp"
 #include "cuda/attention/attention_kernels.cuh"
 
 namespace ferrite {
 namespace {
 
 namespace attention = cuda::attention;
+using attention_test::bits;
+using attention_test::half_subnormal_error;
+using attention_test::half_unit_roundoff;
+using attention_test::host;
+using attention_test::stream0;
 
 // An explicit mask's shape: which of [B, Hq, Sq, Sk] it keeps (false: extent 1, broadcast).
 struct MaskShape {
@@ -60,12 +66,6 @@ struct Case {
     return s;
   }
 };
-
-std::vector<float> host(const Tensor& t) {
-  return t.to(Device::cpu()).to(DType::F32).contiguous().to_vector<float>();
-}
-std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }
-cudaStream_t stream0() { return static_cast<cudaStream_t>(cuda::current_stream(0)); }
 
 // The problem on the device: q, k, v in the dtype, the mask (Bool or the dtype) with its host
 // values (F32: 0 / -inf for Bool), its extents and strides.
@@ -233,8 +233,7 @@ void expect_agrees(const Problem& p) {
   std::vector<double> t, a;
   term_sums(p, t, a);
   const std::vector<float> o = host(got.out), e = host(ref.out), lo = host(got.lse), le = host(ref.lse);
-  const double u = p.half == DType::BF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
-  const double sub = p.half == DType::F16 ? std::ldexp(1.0, -25) : 0.0;
+  const double u = half_unit_roundoff(p.half), sub = half_subnormal_error(p.half);
   std::size_t failures = 0;
   for (std::size_t n = 0; n < o.size(); ++n) {
     bool ok;

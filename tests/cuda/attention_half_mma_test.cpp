@@ -49,11 +49,19 @@ namespace ferrite {
 namespace {
 
 namespace attention = cuda::attention;
+using attention_test::backward_pointers;
 using attention_test::desc_of;
+using attention_test::expect_same_bits;
+using attention_test::Grads;
+using attention_test::half_subnormal_error;
+using attention_test::half_unit_roundoff;
 using attention_test::half_values;
+using attention_test::host;
 using attention_test::name_of;
+using attention_test::nan_grads;
 using attention_test::Problem;
 using attention_test::rounded_to;
+using attention_test::stream0;
 
 // An explicit mask: its kind and which of the broadcast shapes it has.
 enum class MaskShape { rows_keys, batch_keys, full };  // [Sq, Sk], [B, 1, 1, Sk], [B, Hq, Sq, Sk]
@@ -86,12 +94,6 @@ std::array<std::int64_t, 4> mask_strides(const Problem& pr, MaskShape ms) {
   return st;
 }
 
-std::vector<float> host(const Tensor& t) {
-  return t.to(Device::cpu()).to(DType::F32).contiguous().to_vector<float>();
-}
-std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }
-cudaStream_t stream0() { return static_cast<cudaStream_t>(cuda::current_stream(0)); }
-
 // F32 tensors holding `half` values: q, k, v, grad_out, and the SIMT forward's out (rounded to
 // `half`) and logsumexp.
 struct Inputs {
@@ -109,10 +111,6 @@ AttentionDesc desc_of(const Inputs& in, DType dtype) {
   }
   return d;
 }
-
-struct Grads {
-  Tensor dq, dk, dv;
-};
 
 // With a mask (mask.kind not None) the forward is the general SIMT one (attention::forward: the
 // tiled forward takes no mask), whose out and logsumexp the masked backward then reads.
@@ -156,20 +154,9 @@ Grads reference(const Inputs& in) {
   const Problem& pr = in.pr;
   const Device gpu = Device::cuda(0);
   const AttentionDesc d = desc_of(in, DType::F32);
-  Grads g{full(in.q.shape(), NAN, DType::F32, gpu), full(in.k.shape(), NAN, DType::F32, gpu),
-          full(in.v.shape(), NAN, DType::F32, gpu)};
-  Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
-  attention::Pointers p;
-  p.q = in.q.data_ptr();
-  p.k = in.k.data_ptr();
-  p.v = in.v.data_ptr();
-  p.out = in.out.data_ptr();
-  p.grad_out = in.go.data_ptr();
-  p.logsumexp = in.lse.mutable_data_ptr();
-  p.delta = delta.mutable_data_ptr();
-  p.dq = g.dq.mutable_data_ptr();
-  p.dk = g.dk.mutable_data_ptr();
-  p.dv = g.dv.mutable_data_ptr();
+  const Grads g = nan_grads(in.q, in.k, in.v, DType::F32, gpu);
+  const Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
+  attention::Pointers p = backward_pointers(in.q, in.k, in.v, in.out, in.go, in.lse, delta, g);
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   if (in.mask.kind != AttentionMaskKind::None) {
     p.mask = in.mask.values.data_ptr();
@@ -195,20 +182,9 @@ Grads run_half(const Inputs& in) {
                out = in.out.to(in.half);
   // The additive mask in the dtype (its values are the dtype's: exact), a Bool one as it is.
   const Tensor mask = in.mask.kind == AttentionMaskKind::Additive ? in.mask.values.to(in.half) : in.mask.values;
-  Grads g{full(in.q.shape(), NAN, in.half, gpu), full(in.k.shape(), NAN, in.half, gpu),
-          full(in.v.shape(), NAN, in.half, gpu)};
-  Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
-  attention::Pointers p;
-  p.q = q.data_ptr();
-  p.k = k.data_ptr();
-  p.v = v.data_ptr();
-  p.out = out.data_ptr();
-  p.grad_out = go.data_ptr();
-  p.logsumexp = in.lse.mutable_data_ptr();
-  p.delta = delta.mutable_data_ptr();
-  p.dq = g.dq.mutable_data_ptr();
-  p.dk = g.dk.mutable_data_ptr();
-  p.dv = g.dv.mutable_data_ptr();
+  const Grads g = nan_grads(in.q, in.k, in.v, in.half, gpu);
+  const Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
+  attention::Pointers p = backward_pointers(q, k, v, out, go, in.lse, delta, g);
   if (in.mask.kind != AttentionMaskKind::None) p.mask = mask.data_ptr();
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   EXPECT_TRUE(attention::backward_half_mma(d, p, stream0()));
@@ -296,8 +272,7 @@ TermSums term_sums(const Inputs& in) {
 void expect_within_bound(const Tensor& got, const Tensor& ref, const Sums& sums, DType half, const std::string& what) {
   const std::vector<float> a = host(got), e = host(ref);
   ASSERT_EQ(a.size(), sums.t.size()) << what;
-  const double u = half == DType::BF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
-  const double sub = half == DType::F16 ? std::ldexp(1.0, -25) : 0.0;
+  const double u = half_unit_roundoff(half), sub = half_subnormal_error(half);
   std::size_t failures = 0;
   for (std::size_t n = 0; n < a.size(); ++n) {
     const double bound = 1.01 * u * (std::abs(e[n]) + sums.t[n]) + 2e-4 * std::abs(e[n]) + 1e-4 + sub * sums.b[n];
@@ -318,10 +293,7 @@ void expect_agrees(const Inputs& in, const std::string& what0) {
   expect_within_bound(got.dk, ref.dk, sums.dk, in.half, "dk, " + what);
   expect_within_bound(got.dv, ref.dv, sums.dv, in.half, "dv, " + what);
   // One owner per element and fixed MMA orders: a second run gives the same bits.
-  const Grads again = run_half(in);
-  EXPECT_EQ(bits(again.dq), bits(got.dq)) << "dq repeats, " << what;
-  EXPECT_EQ(bits(again.dk), bits(got.dk)) << "dk repeats, " << what;
-  EXPECT_EQ(bits(again.dv), bits(got.dv)) << "dv repeats, " << what;
+  expect_same_bits(run_half(in), got, what);
 }
 
 class HalfMmaAttention : public ::testing::Test {

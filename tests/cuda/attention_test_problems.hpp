@@ -1,8 +1,13 @@
-// For the GPU tests of the tiled tensor-core attention backwards (attention_f32_tf32x3_test.cpp:
-// 3xTF32 and 1xTF32; attention_half_mma_test.cpp: F16/BF16 in the dtype): the problem shape they
-// loop over, its row-major AttentionDesc, its name in failure messages, the backward shapes the
-// reduced-precision modes are held to, and inputs drawn as F16/BF16 values.
+// For the GPU tests of the tiled tensor-core attentions (attention_f32_tf32x3_test.cpp: 3xTF32
+// and 1xTF32; attention_half_mma_test.cpp: the F16/BF16 backward; attention_half_mma_fwd_test.cpp:
+// the F16/BF16 forward): the problem shape the backward tests loop over, its row-major
+// AttentionDesc, its name in failure messages, the backward shapes the reduced-precision modes
+// are held to, inputs drawn as F16/BF16 values, the F16/BF16 bounds' rounding constants, the
+// gradients and the backward's Pointers, and reading results back (values, bits, stream 0).
+// Included by CUDA builds only (after FERRITE_WITH_CUDA).
 #pragma once
+
+#include <gtest/gtest.h>
 
 #include <cmath>
 #include <cstdint>
@@ -10,7 +15,11 @@
 #include <utility>
 #include <vector>
 
+#include <cuda_runtime_api.h>
+
+#include "cuda/attention/attention_kernels.cuh"
 #include "ferrite/backend_families/attention_ops.hpp"
+#include "ferrite/cuda.hpp"
 #include "ferrite/ferrite.hpp"
 
 namespace ferrite::attention_test {
@@ -65,6 +74,60 @@ inline Tensor half_values(Shape s, bool normal, DType half, Device device, rando
   Tensor t = empty(std::move(s), DType::F32, device);
   t = normal ? random::normal_(t, 0, 1, &generator) : random::uniform_(t, -1, 1, &generator);
   return rounded_to(t, half);
+}
+
+/// The unit roundoff of rounding to nearest in `half`: 2^-8 (BF16's 8 significant bits), 2^-11 (F16's 11).
+inline double half_unit_roundoff(DType half) {
+  return half == DType::BF16 ? std::ldexp(1.0, -8) : std::ldexp(1.0, -11);
+}
+/// The absolute error of rounding a value below F16's smallest normal (2^-14) to F16: 2^-25;
+/// 0 for BF16 (whose normal range F32's covers).
+inline double half_subnormal_error(DType half) { return half == DType::F16 ? std::ldexp(1.0, -25) : 0.0; }
+
+/// A tensor's values as F32 on the host (row-major).
+inline std::vector<float> host(const Tensor& t) {
+  return t.to(Device::cpu()).to(DType::F32).contiguous().to_vector<float>();
+}
+/// The bytes of a tensor's elements: "the same bits" must hold for NaN elements too, which
+/// compare unequal as floats.
+inline std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }
+inline cudaStream_t stream0() { return static_cast<cudaStream_t>(cuda::current_stream(0)); }
+
+/// A backward's gradients.
+struct Grads {
+  Tensor dq, dk, dv;
+};
+
+/// Gradients shaped as q, k and v in `dtype`, every element NaN: an element a kernel fails to
+/// write shows.
+inline Grads nan_grads(const Tensor& q, const Tensor& k, const Tensor& v, DType dtype, Device device) {
+  return {full(q.shape(), NAN, dtype, device), full(k.shape(), NAN, dtype, device),
+          full(v.shape(), NAN, dtype, device)};
+}
+
+/// A backward's operands (no mask) and its gradients into g's tensors.
+inline cuda::attention::Pointers backward_pointers(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
+                                                   const Tensor& grad_out, const Tensor& logsumexp, const Tensor& delta,
+                                                   const Grads& g) {
+  cuda::attention::Pointers p;
+  p.q = q.data_ptr();
+  p.k = k.data_ptr();
+  p.v = v.data_ptr();
+  p.out = out.data_ptr();
+  p.grad_out = grad_out.data_ptr();
+  p.logsumexp = logsumexp.mutable_data_ptr();
+  p.delta = delta.mutable_data_ptr();
+  p.dq = g.dq.mutable_data_ptr();
+  p.dk = g.dk.mutable_data_ptr();
+  p.dv = g.dv.mutable_data_ptr();
+  return p;
+}
+
+/// A second run's gradients bit for bit the first's (fixed MMA and summation orders).
+inline void expect_same_bits(const Grads& again, const Grads& first, const std::string& what) {
+  EXPECT_EQ(bits(again.dq), bits(first.dq)) << "dq repeats, " << what;
+  EXPECT_EQ(bits(again.dk), bits(first.dk)) << "dk repeats, " << what;
+  EXPECT_EQ(bits(again.dv), bits(first.dv)) << "dv repeats, " << what;
 }
 
 }  // namespace ferrite::attention_test

@@ -342,6 +342,13 @@ TEST(HalfMmaFragments, KernelsHardCodedRowsAndStores) {
   EXPECT_FALSE(ldsm_conflict_free(64));  // rows 128 bytes apart: an 8-way conflict
 }
 
+// The B fragment of one MMA from an ldmatrix.x4: matrices 2 pair and 2 pair + 1 (b0, b1 from the
+// first, b2, b3 from the second), as the kernels pass bf[2 pair], bf[2 pair + 1].
+void b_from_ldsm(BFrag& b, const Regs& r, int pair) {
+  for (int lane = 0; lane < kLanes; ++lane)
+    for (int i = 0; i < 4; ++i) b[lane][i] = r[lane][2 * pair + i / 2][i % 2];
+}
+
 // One warp of a kernel: own rows own0 .. + 15 of an own tile of own_rows rows (64; the forward's 128), streamed rows s0 .. s0 +
 // 8 NT - 1 of a 64-row streamed tile (two, for the score and for the second product), D dims.
 // The score exactly as score() addresses it, X placed in its accumulators as the kernels' dS/P
@@ -356,10 +363,7 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0, int own_rows = 
   };
   const Tile own = tile(own_rows, D), stream = tile(64, D), stream2 = tile(64, D), x = tile(16, 8 * NT);
 
-  CFrag c[8];  // NT <= 8
-  for (auto& t : c)
-    for (auto& l : t)
-      for (double& e : l) e = 0;
+  CFrag c[8] = {};  // NT <= 8
   for (int ch = 0; ch < D; ch += 32) {
     AFrag a[2];
     for (int st = 0; st < 2; ++st) {
@@ -377,8 +381,7 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0, int own_rows = 
           false);
       for (int st = 0; st < 2; ++st) {
         BFrag b;
-        for (int lane = 0; lane < kLanes; ++lane)
-          for (int i = 0; i < 4; ++i) b[lane][i] = r[lane][2 * st + i / 2][i % 2];
+        b_from_ldsm(b, r, st);
         emulated_mma(c[j], a[st], b);
       }
     }
@@ -399,10 +402,7 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0, int own_rows = 
     for (int lane = 0; lane < kLanes; ++lane)
       for (int i = 0; i < 4; ++i)
         c[j][lane][i] = x.at(kDocC.at[lane][i].row, score_row(j, kDocC.at[lane][i].col));
-  CFrag o[16];  // D / 8 <= 16
-  for (auto& t : o)
-    for (auto& l : t)
-      for (double& e : l) e = 0;
+  CFrag o[16] = {};  // D / 8 <= 16
   for (int J = 0; J < NT / 2; ++J) {
     AFrag a;
     for (int lane = 0; lane < kLanes; ++lane)
@@ -423,8 +423,7 @@ void replay_warp(unsigned seed, int D, int NT, int own0, int s0, int own_rows = 
           true);
       for (int half = 0; half < 2; ++half) {
         BFrag b;
-        for (int lane = 0; lane < kLanes; ++lane)
-          for (int i = 0; i < 4; ++i) b[lane][i] = r[lane][2 * half + i / 2][i % 2];
+        b_from_ldsm(b, r, half);
         emulated_mma(o[2 * np + half], a, b);
       }
     }

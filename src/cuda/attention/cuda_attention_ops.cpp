@@ -68,18 +68,23 @@ std::int64_t elements(std::int64_t batch, std::int64_t heads, std::int64_t rows,
   return batch * heads * rows * dim;
 }
 
+// A two-way switch in environment variable `name`: true when it is unset, empty or `default_value`,
+// false when it is `other_value`; anything else is an error rather than a silent default. The
+// callers read it once (a function-local static).
+bool env_switch(const char* name, const char* default_value, const char* other_value) {
+  const char* v = std::getenv(name);
+  if (v == nullptr || *v == '\0' || std::strcmp(v, default_value) == 0) return true;
+  FERRITE_CHECK(std::strcmp(v, other_value) == 0, InvalidArgument, name, " is \"", v, "\": expected ", default_value,
+                " or ", other_value);
+  return false;
+}
+
 // How backward_in_f32 multiplies, read once from FERRITE_ATTENTION_HALF_VIA_F32: unset or "1x"
 // (the default), 1xTF32 (Tf32Mode::single); "3x", as an F32 backward (FERRITE_ATTENTION_F32_TF32X3
 // then chooses, 3xTF32 by default): the A/B of the two, and the way back should 1xTF32 fail a
-// problem. Anything else is an error rather than a silent default.
+// problem.
 bool half_via_single_tf32() {
-  static const bool single = [] {
-    const char* v = std::getenv("FERRITE_ATTENTION_HALF_VIA_F32");
-    if (v == nullptr || *v == '\0' || std::strcmp(v, "1x") == 0) return true;
-    FERRITE_CHECK(std::strcmp(v, "3x") == 0, InvalidArgument, "FERRITE_ATTENTION_HALF_VIA_F32 is \"", v,
-                  "\": expected 1x or 3x");
-    return false;
-  }();
+  static const bool single = env_switch("FERRITE_ATTENTION_HALF_VIA_F32", "1x", "3x");
   return single;
 }
 
@@ -88,15 +93,9 @@ bool half_via_single_tf32() {
 // itself where attention_half_mma_bwd.cu takes the problem (backward_half_mma: no F32 copies,
 // P and dS rounded to the dtype as cuDNN and FlashAttention do), else via F32
 // (backward_in_f32); "f32", always via F32: the A/B of the two and the way back should the
-// half kernels fail a problem. Anything else is an error rather than a silent default.
+// half kernels fail a problem.
 bool half_backward_in_dtype() {
-  static const bool in_dtype = [] {
-    const char* v = std::getenv("FERRITE_ATTENTION_HALF_BWD");
-    if (v == nullptr || *v == '\0' || std::strcmp(v, "mma") == 0) return true;
-    FERRITE_CHECK(std::strcmp(v, "f32") == 0, InvalidArgument, "FERRITE_ATTENTION_HALF_BWD is \"", v,
-                  "\": expected mma or f32");
-    return false;
-  }();
+  static const bool in_dtype = env_switch("FERRITE_ATTENTION_HALF_BWD", "mma", "f32");
   return in_dtype;
 }
 
@@ -178,15 +177,9 @@ bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, in
 // from FERRITE_ATTENTION_HALF_FWD: unset or "mma" (the default), on the tensor cores in the
 // dtype itself where attention_half_mma_fwd.cu takes the problem; "simt", on the general
 // kernels (attention::forward): the A/B of the two and the way back should the mma kernel fail
-// a problem. Anything else is an error rather than a silent default.
+// a problem.
 bool half_forward_on_mma() {
-  static const bool mma = [] {
-    const char* v = std::getenv("FERRITE_ATTENTION_HALF_FWD");
-    if (v == nullptr || *v == '\0' || std::strcmp(v, "mma") == 0) return true;
-    FERRITE_CHECK(std::strcmp(v, "simt") == 0, InvalidArgument, "FERRITE_ATTENTION_HALF_FWD is \"", v,
-                  "\": expected mma or simt");
-    return false;
-  }();
+  static const bool mma = env_switch("FERRITE_ATTENTION_HALF_FWD", "mma", "simt");
   return mma;
 }
 
