@@ -85,7 +85,9 @@ TEST(CudnnCausalGqaProbe, DISABLED_GroupedAndRepeatedAgainstTheCpuBackend) {
   const std::int64_t b = 2, hq = 8, hkv = 2, s = 200, d = 128, group = hq / hkv;
   // The values of CudnnAttention's problems (attention_cuda_test.cpp: inputs()).
   random::Generator generator(1234, gpu);
-  auto normal = [&](Shape shape) { return random::randn(std::move(shape), DType::F32, gpu, &generator).to(DType::BF16); };
+  auto normal = [&](Shape shape) {
+    return random::randn(std::move(shape), DType::F32, gpu, &generator).to(DType::BF16);
+  };
   const Tensor q = normal({b, hq, s, d}), k = normal({b, hkv, s, d}), v = normal({b, hkv, s, d}),
                go = normal({b, hq, s, d});
   const nn::AttentionOptions o{.causal = true};

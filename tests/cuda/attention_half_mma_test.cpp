@@ -479,15 +479,14 @@ TEST_F(HalfMmaAttention, SmallProblemsRepeat) {
                                  name_of(pr);
         const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask));
         const Grads got = run_half(in), again = run_half(in);
-        const std::array<std::pair<const char*, const Tensor*>, 3> grads{{{"dq", &got.dq}, {"dk", &got.dk}, {"dv", &got.dv}}};
+        const std::array<std::pair<const char*, const Tensor*>, 3> grads{
+            {{"dq", &got.dq}, {"dk", &got.dk}, {"dv", &got.dv}}};
         for (const auto& [name, t] : grads) {
           const std::vector<float> h = host(*t);
           EXPECT_TRUE(std::all_of(h.begin(), h.end(), [](float x) { return std::isfinite(x); }))
               << name << " not all finite, " << what;
         }
-        EXPECT_EQ(bits(again.dq), bits(got.dq)) << "dq repeats, " << what;
-        EXPECT_EQ(bits(again.dk), bits(got.dk)) << "dk repeats, " << what;
-        EXPECT_EQ(bits(again.dv), bits(got.dv)) << "dv repeats, " << what;
+        expect_same_bits(again, got, what);
       }
 }
 
