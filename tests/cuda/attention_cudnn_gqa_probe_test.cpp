@@ -31,19 +31,16 @@
 #if FERRITE_WITH_CUDA
 #include <cuda_runtime_api.h>
 
+#include "attention_test_problems.hpp"
 #include "cuda/attention/cudnn_sdpa.hpp"
 
 namespace ferrite {
 namespace {
 
 namespace sdpa = cuda::cudnn_sdpa;
-namespace attention = cuda::attention;
-
-cudaStream_t stream0() { return static_cast<cudaStream_t>(cuda::current_stream(0)); }
-
-struct Grads {
-  Tensor dq, dk, dv;
-};
+using attention_test::backward_pointers;
+using attention_test::Grads;
+using attention_test::stream0;
 
 // `fill` written into 256 MiB of the pool, then freed: the pool keeps the block for the
 // allocations that follow (cuDNN's work area among them).
@@ -61,17 +58,8 @@ Grads cudnn_backward(AttentionDesc desc, const Tensor& q, const Tensor& k, const
   desc.set_row_major_strides();
   Grads g{full(q.shape(), fill, q.dtype(), gpu), full(k.shape(), fill, k.dtype(), gpu),
           full(v.shape(), fill, v.dtype(), gpu)};
-  Tensor lse_copy = lse.clone();
-  attention::Pointers p;
-  p.q = q.data_ptr();
-  p.k = k.data_ptr();
-  p.v = v.data_ptr();
-  p.out = out.data_ptr();
-  p.grad_out = go.data_ptr();
-  p.logsumexp = lse_copy.mutable_data_ptr();
-  p.dq = g.dq.mutable_data_ptr();
-  p.dk = g.dk.mutable_data_ptr();
-  p.dv = g.dv.mutable_data_ptr();
+  const Tensor lse_copy = lse.clone(), no_delta = empty({1}, DType::F32, gpu);  // unread: cuDNN keeps its own
+  const cuda::attention::Pointers p = backward_pointers(q, k, v, out, go, lse_copy, no_delta, g);
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   EXPECT_TRUE(sdpa::eligible(desc));
   EXPECT_TRUE(sdpa::backward(desc, p, 0, stream0())) << sdpa::cache_info(0).last_unsupported_reason;
