@@ -159,11 +159,12 @@ Key key_of(const AttentionDesc& d, bool backward, const BiasLayout& bias) {
 // 16-byte grid, for plans()). cuDNN's frontend asks of the bias only rank 4 and a unit key
 // stride (sdpa_support_surface.h, scaled_dot_product_flash_attention.h); extents of 1 in batch
 // and heads, and stride-0 batch and query-row dims, are how PyTorch hands it broadcast masks
-// (attn_mask expanded to [B, 1 or H, Sq, Sk], MHA.cpp passing the expanded strides). cuDNN's
-// Hopper kernels move bias rows with 16-byte loads, so an additive mask is read in place only
-// with its kept strides multiples of 8 elements, a unit key stride and its start on the 16-byte
-// grid; otherwise (and always for Bool) the bias is written to a scratch copy over the mask's own
-// rows with rows of Sk rounded up to 8 elements.
+// (attn_mask expanded to [B, 1 or H, Sq, Sk], MHA.cpp passing the expanded strides). Whether
+// cuDNN reads bias rows off the 16-byte grid is stated nowhere we found (PyTorch pads masks for
+// its memory-efficient kernel, not for cuDNN), and q/k/v/out need that grid; as a precaution an
+// additive mask is read in place only with its kept strides multiples of 8 elements, a unit key
+// stride and its start on the 16-byte grid; otherwise (and always for Bool) the bias is written
+// to a scratch copy over the mask's own rows with rows of Sk rounded up to 8 elements.
 BiasLayout bias_layout(const AttentionDesc& d, const void* mask) {
   BiasLayout bias;
   if (d.mask == AttentionMaskKind::None) return bias;
