@@ -1,10 +1,11 @@
 // The CUDA backend's scaled dot-product attention on the device's current stream. Two routes,
 // both computing ferrite's semantics (attention_ops.hpp) exactly, chosen per call:
 //  - cuDNN's fused SDPA (cudnn_sdpa.cpp) for F16/BF16 problems it takes as they are: no mask
-//    or causal only, head dims multiples of 8 up to 256, and a graph cuDNN can plan on this
-//    device (tried once per shape, cached either way);
+//    or causal only (and, forward only, Bool or additive masks: below), head dims multiples of
+//    8 up to 256, and a graph cuDNN can plan on this device (tried once per shape, cached
+//    either way);
 //  - the own flash-attention kernels (attention_kernels.cu) for everything else: F32/F64,
-//    Bool and additive masks (fully masked rows), other head dims, shapes cuDNN declines.
+//    masked backwards (fully masked rows), other head dims, shapes cuDNN declines.
 // A F16/BF16 backward that cuDNN does not take but the tiled F32 kernels do (D = Dv in {64, 128},
 // no mask: long sequences, whose deterministic cuDNN work area is too large, and the causal
 // grouped-query backward) runs on those, its operands widened to F32 and its gradients rounded
@@ -19,8 +20,11 @@
 // only: reads_views says yes exactly when cuDNN has a plan for the call with those strides;
 // the own kernels always get dense inputs (the front end copies them).
 // The own backward's per-row scratch and cuDNN's work area come from the device pool.
-// A F16/BF16 forward that cuDNN does not take (explicit masks above all) runs on the F16/BF16
-// tensor-core forward where it fits (forward_in_dtype), else on the general kernels.
+// Masked F16/BF16 forwards (Bool or additive, causal or not) go to cuDNN too, the mask as its
+// additive bias, fully masked rows then set to ferrite's out = 0, logsumexp = -inf
+// (cudnn_sdpa::masked_forward_eligible; FERRITE_ATTENTION_CUDNN_MASKS=off keeps them off it);
+// their backward stays on the own kernels. A F16/BF16 forward that cuDNN does not take runs on
+// the F16/BF16 tensor-core forward where it fits (forward_in_dtype), else on the general kernels.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -237,6 +241,22 @@ bool forward_in_dtype(const AttentionDesc& desc, const attention::Pointers& p, c
   return true;
 }
 
+// Whether masked F16/BF16 forwards try cuDNN first, read once from FERRITE_ATTENTION_CUDNN_MASKS:
+// unset or "on" (the default), cuDNN's SDPA with the mask as its bias (cudnn_sdpa.cpp); "off",
+// the route before it (forward_in_dtype, else the general kernels): the A/B of the two and the
+// way back should cuDNN fail a masked problem.
+bool cudnn_masked_forwards() {
+  static const bool on = env_switch("FERRITE_ATTENTION_CUDNN_MASKS", "on", "off");
+  return on;
+}
+
+// Whether cuDNN may take this forward: unmasked problems as before; masked ones when the switch
+// above allows (it is read only when a masked forward comes).
+bool cudnn_forward_candidate(const AttentionDesc& desc) {
+  if (desc.mask == AttentionMaskKind::None) return cudnn_sdpa::eligible(desc);
+  return cudnn_sdpa::masked_forward_eligible(desc) && cudnn_masked_forwards();
+}
+
 class CudaAttentionOps final : public AttentionOps {
  public:
   bool supports(DType dtype) const override {
@@ -245,7 +265,8 @@ class CudaAttentionOps final : public AttentionOps {
 
   // The front end guarantees the views' alignment (attention_ops.hpp); whether cuDNN plans
   // the graph with these strides is settled here, once per problem (the graph is cached), so
-  // forward/backward below never meet a view they cannot run.
+  // forward/backward below never meet a view they cannot run. Masked problems get dense inputs
+  // (eligible() is false for them), also when their forward runs on cuDNN.
   bool reads_views(const AttentionDesc& desc, bool backward, Device device) override {
     if (!cudnn_sdpa::eligible(desc) || (backward && !cudnn_backward_reads_views(desc))) return false;
     DeviceGuard guard(device.index);
@@ -264,7 +285,7 @@ class CudaAttentionOps final : public AttentionOps {
     p.result = out.data();
     p.logsumexp = logsumexp.data();
     const cudaStream_t stream = DeviceContext::get(device).current_stream();
-    if (cudnn_sdpa::eligible(desc) && aligned16({p.q, p.k, p.v, p.result, p.logsumexp}) &&
+    if (cudnn_forward_candidate(desc) && aligned16({p.q, p.k, p.v, p.result, p.logsumexp}) &&
         cudnn_sdpa::forward(desc, p, device, stream))
       return;
     check_dense(desc, "scaled_dot_product_attention");

@@ -1,7 +1,8 @@
 // cuDNN's fused scaled dot-product attention (its graph API through the header-only cuDNN
 // frontend) for F16/BF16: the route cuda_attention_ops.cpp takes for the problems cuDNN
-// computes with exactly ferrite's semantics (AttentionDesc), the own kernels
-// (attention_kernels.cu) for everything else. cudnn_sdpa.cpp is the only translation unit
+// computes with exactly ferrite's semantics (AttentionDesc; masked forwards with a fix-up of the
+// fully masked rows, cudnn_sdpa_mask.cuh), the own kernels (attention_kernels.cu) for
+// everything else. cudnn_sdpa.cpp is the only translation unit
 // that includes cudnn_frontend.h (a ~50 s compile); built without the frontend
 // (FERRITE_HAVE_CUDNN_FRONTEND=0) every function here says "not taken" and the own kernels
 // run everything.
@@ -30,12 +31,23 @@ bool compiled();
 /// device is only known when the graph is built (forward/backward return false then).
 bool eligible(const AttentionDesc& desc);
 
+/// Whether the forward of the masked `desc` (Bool or additive mask) may run on cuDNN: what
+/// eligible() asks of the problem without its mask, dense operands (masked problems never get
+/// views: reads_views says no to them), and a bias (the mask's own rows x Sk, rounded up to 8)
+/// below 2^31 elements. The mask becomes cuDNN's additive bias (cudnn_sdpa.cpp: bias_layout);
+/// rows whose every key is hidden are then set to out = 0, logsumexp = -inf
+/// (cudnn_sdpa_mask.cuh), ferrite's semantics, which cuDNN's own result for them is not.
+/// Masked backwards stay on the own kernels (they read this forward's out and logsumexp).
+bool masked_forward_eligible(const AttentionDesc& desc);
+
 /// Whether cuDNN has a plan for the forward (backward) of the eligible `desc` on `device`,
 /// building and caching its graph on first use (a cache miss, as forward/backward count it;
 /// finding it is not counted as a hit). forward/backward then run it.
 bool plans(const AttentionDesc& desc, bool backward, int device, cudaStream_t stream);
 
-/// out and logsumexp through cuDNN on `stream` (the caller has made `device` current).
+/// out and logsumexp through cuDNN on `stream` (the caller has made `device` current), for an
+/// eligible desc or, with p.mask set, a masked_forward_eligible one (any alignment of p.mask:
+/// a mask cuDNN cannot read in place is copied into pool scratch first).
 /// Returns false, having queued nothing, when cuDNN has no plan for this problem on this
 /// device (the outcome is cached, so the graph is tried once per shape). Throws
 /// ferrite::Error (Library, with cuDNN's message) when a built graph fails to execute.
