@@ -90,18 +90,21 @@ void add_projection_views(const BenchContext& ctx, std::vector<BenchCase>& cases
   }
 }
 
-// Masked forwards, which cuDNN's route does not take (cuda_attention_ops.cpp): they run on the
-// F16/BF16 tensor-core forward (attention_half_mma_fwd.cu; FERRITE_ATTENTION_HALF_FWD=simt: the
-// general SIMT kernel). `name`_keypad_fwd: a Bool key-padding mask [B, 1, 1, S], batch b
-// attending to its first S - b S / 16 keys; `name`_addmask_fwd: an additive mask [1, 1, S, S]
-// in the dtype (a relative-position bias, -0.01 |i - j|, shared by every batch and head). FLOPs
-// as PyTorch counts them: the full 4·B·H·S²·D, whatever the mask hides.
+// Masked problems: on cuDNN's SDPA with the mask as its bias (cuda_attention_ops.cpp, forward
+// since branch cudnnmask, backward since cudnnmaskbwd); with FERRITE_ATTENTION_CUDNN_MASKS=off
+// on the F16/BF16 tensor-core kernels (attention_half_mma_fwd.cu, attention_half_mma_bwd.cu;
+// FERRITE_ATTENTION_HALF_FWD=simt: the general SIMT forward). `name`_keypad_fwd: a Bool
+// key-padding mask [B, 1, 1, S], batch b attending to its first S - b S / 16 keys, and
+// `name`_keypad_bwd its (deterministic) backward; `name`_addmask_fwd: an additive mask
+// [1, 1, S, S] in the dtype (a relative-position bias, -0.01 |i - j|, shared by every batch and
+// head). FLOPs as PyTorch counts them: the full 4·B·H·S²·D forward, 10·B·H·S²·D backward,
+// whatever the mask hides.
 void add_masked_forwards(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name,
                          std::int64_t b, std::int64_t h, std::int64_t s, std::int64_t d, unsigned seed) {
   const std::string shape = "B=" + std::to_string(b) + " H=" + std::to_string(h) + " S=" + std::to_string(s) +
                             " D=" + std::to_string(d);
   auto q = ctx.random({b, h, s, d}, DType::BF16, seed), k = ctx.random({b, h, s, d}, DType::BF16, seed + 1);
-  auto v = ctx.random({b, h, s, d}, DType::BF16, seed + 2);
+  auto v = ctx.random({b, h, s, d}, DType::BF16, seed + 2), go = ctx.random({b, h, s, d}, DType::BF16, seed + 3);
   std::vector<bool> keep(static_cast<std::size_t>(b * s));
   for (std::int64_t i = 0; i < b; ++i)
     for (std::int64_t j = 0; j < s; ++j) keep[static_cast<std::size_t>(i * s + j)] = j < s - i * s / 16;
@@ -114,6 +117,14 @@ void add_masked_forwards(const BenchContext& ctx, std::vector<BenchCase>& cases,
   cases.push_back({name + "_keypad_fwd", shape + " bool [B,1,1,S]", 0,
                    [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, {.mask = *pad}); }, false,
                    attention_flops(b, h, s, s, d, false, 2)});
+  const nn::AttentionOptions padded{.mask = *pad};
+  auto fwd = std::make_shared<nn::AttentionResult>(nn::scaled_dot_product_attention(*q, *k, *v, padded));
+  ctx.keep->push_back(fwd);
+  cases.push_back({name + "_keypad_bwd", shape + " bool [B,1,1,S]", 0,
+                   [=] {
+                     (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, padded);
+                   },
+                   false, attention_flops(b, h, s, s, d, false, 5)});
   cases.push_back({name + "_addmask_fwd", shape + " additive [1,1,S,S]", 0,
                    [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, {.mask = *add}); }, false,
                    attention_flops(b, h, s, s, d, false, 2)});

@@ -56,8 +56,8 @@ if [ $memcheck = 0 ]; then
   :
 elif command -v compute-sanitizer >/dev/null; then
   # The out-of-memory test fails an allocation on purpose, which memcheck reports as an API
-  # error; CudnnAttentionLarge runs benchmark-sized attention (seconds natively, too slow
-  # under memcheck); every other CUDA test runs under it. The runs go side by side (they share the
+  # error; CudnnAttentionLarge and CudnnMaskedBackwardLarge run benchmark-sized attention
+  # (seconds natively, too slow under memcheck); every other CUDA test runs under it. The runs go side by side (they share the
   # GPU without trouble, and with the test programs that ctest runs meanwhile).
   shards=${MEMCHECK_SHARDS:-$([ "${MEMCHECK_ONLY:-0}" = 1 ] && echo 8 || echo 4)}
   # Under memcheck the conformance cases stop at this many input elements (every op and dtype
@@ -72,7 +72,7 @@ elif command -v compute-sanitizer >/dev/null; then
     memcheck_env+=("GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$k ${memcheck_limit:+FERRITE_CONFORMANCE_MAX_ELEMENTS=$memcheck_limit}")
   done
   if [ -z "${TEST_FILTER:-}" ]; then
-    memcheck_runs+=("ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*:CudnnAttentionLarge.*")
+    memcheck_runs+=("ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*:CudnnAttentionLarge.*:CudnnMaskedBackwardLarge.*")
     memcheck_logs+=("$OUT/sanitizer-ferrite_cuda_tests.log"); memcheck_env+=("")
   fi
   pids=()

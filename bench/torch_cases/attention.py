@@ -103,7 +103,10 @@ def _masked_forwards(out, name, b, h, s, d, rand):
     # Twin of add_masked_forwards: a Bool key-padding mask [B, 1, 1, S] (batch i attends to its
     # first S - i S / 16 keys) and an additive BF16 mask [1, 1, S, S] (-0.01 |i - j|), passed as
     # attn_mask (True = attend, as ferrite's Bool masks); inputs that require grad, as _problem's.
+    # _keypad_bwd: the key-padding problem's backward, timed alone from a saved forward graph (PyTorch's
+    # default backward, as the _bwd rows of _problem).
     q, k, v = (rand(b, h, s, d, dtype=torch.bfloat16).requires_grad_() for _ in range(3))
+    go = rand(b, h, s, d, dtype=torch.bfloat16)
     dev = q.device
     j = torch.arange(s, device=dev)
     pad = (j[None, :] < (s - torch.arange(b, device=dev) * s // 16)[:, None]).view(b, 1, 1, s)
@@ -111,6 +114,13 @@ def _masked_forwards(out, name, b, h, s, d, rand):
     for suffix, mask in (("_keypad_fwd", pad), ("_addmask_fwd", add)):
         out.append(Case(name + suffix, lambda q=q, k=k, v=v, m=mask: F.scaled_dot_product_attention(q, k, v, attn_mask=m),
                         flops=_flops(b, h, s, s, d, False, 2)))
+        if suffix == "_keypad_fwd":
+            o = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+
+            def bwd(o=o, q=q, k=k, v=v, go=go):
+                return torch.autograd.grad(o, (q, k, v), go, retain_graph=True)
+
+            out.append(Case(name + "_keypad_bwd", bwd, flops=_flops(b, h, s, s, d, False, 5)))
 
 
 def cases(quick):

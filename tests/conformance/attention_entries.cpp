@@ -66,8 +66,10 @@ const std::vector<Spec>& specs() {
       {"tiled_keys0_d128", 1, 2, 2, 20, 0, 128, 128},
       {"tiled_causal_s300_d128", 1, 2, 2, 300, 300, 128, 128, true},
       // F16/BF16 on the GPU: cuDNN's SDPA takes the unmasked and causal cases with head dims
-      // multiples of 8 (cuda_attention_ops.cpp); the masked, odd-dim and empty ones above stay
-      // on the own kernels. These cover cuDNN's route: D = 64 and 128, GQA, causal with
+      // multiples of 8 (cuda_attention_ops.cpp), and the masked ones above with such head dims
+      // too, forward and backward (the mask as its bias; FERRITE_ATTENTION_CUDNN_MASKS=off keeps
+      // them on the own kernels; bool_mask_dead_row and additive_mask_inf_row hold its fully
+      // masked rows); the odd-dim and empty ones stay on the own kernels. These cover cuDNN's route: D = 64 and 128, GQA, causal with
       // Sq == Sk and Sq < Sk (top-left: decoding with causal sees key 0 only), decoding,
       // S = 1000, Dv != D, a given scale.
       {"cudnn_s1000_gqa_d64", 1, 4, 2, 1000, 1000, 64, 64},

@@ -1,7 +1,7 @@
 // Scaled dot-product attention on the GPU beyond the conformance suite: cuDNN's route
 // (src/cuda/attention/cudnn_sdpa.hpp, an internal header: the graph cache is not public API)
-// builds a graph once per problem, takes the benchmark's shapes, and leaves masked backwards
-// to the own kernels (masked forwards on cuDNN: attention_cudnn_mask_test.cpp); it reads q/k/v
+// builds a graph once per problem, takes the benchmark's shapes, and leaves odd head dims and
+// F32 to the own kernels (masked forwards and backwards on cuDNN: attention_cudnn_mask_test.cpp); it reads q/k/v
 // views in place with the dense inputs' bits; cuDNN's results agree with the own kernels'; host
 // threads running attention at once share the graphs and get the single thread's bits.
 #include <gtest/gtest.h>
@@ -73,12 +73,13 @@ TEST_F(CudnnAttention, SecondCallWithTheSameShapeBuildsNoGraph) {
   EXPECT_EQ(sdpa::cache_info(0).misses, 4);
 }
 
-// Masked backwards, head dims not multiples of 8 and F32 stay on the own kernels. The masked
-// forward builds one graph since branch cudnnmask (masked F16/BF16 forwards run on cuDNN with
-// the mask as its bias, attention_cudnn_mask_test.cpp), none with FERRITE_ATTENTION_CUDNN_MASKS=off.
+// Head dims not multiples of 8 and F32 stay on the own kernels. The masked problem builds two
+// graphs, its forward's since branch cudnnmask and its backward's since branch cudnnmaskbwd
+// (masked F16/BF16 problems run on cuDNN with the mask as its bias,
+// attention_cudnn_mask_test.cpp), none with FERRITE_ATTENTION_CUDNN_MASKS=off.
 TEST_F(CudnnAttention, MaskedAndOddProblemsStayOnTheOwnKernels) {
   const char* masks_env = std::getenv("FERRITE_ATTENTION_CUDNN_MASKS");
-  const bool masked_forward_on_cudnn = masks_env == nullptr || *masks_env == '\0' || std::string(masks_env) == "on";
+  const bool masked_on_cudnn = masks_env == nullptr || *masks_env == '\0' || std::string(masks_env) == "on";
   const Device gpu = Device::cuda(0);
   const Qkv x = inputs(1, 2, 2, 16, 16, 64, DType::F16, gpu);
   forward_and_backward(x, {.mask = ones({16, 16}, DType::Bool, gpu)});
@@ -86,7 +87,7 @@ TEST_F(CudnnAttention, MaskedAndOddProblemsStayOnTheOwnKernels) {
   forward_and_backward(odd, {});
   const Qkv f32 = inputs(1, 2, 2, 16, 16, 64, DType::F32, gpu);
   forward_and_backward(f32, {});
-  EXPECT_EQ(sdpa::cache_info(0).misses, masked_forward_on_cudnn ? 1 : 0);
+  EXPECT_EQ(sdpa::cache_info(0).misses, masked_on_cudnn ? 2 : 0);
 }
 
 // The benchmark problems (bench/cases_attention.cpp) all take cuDNN's route.
@@ -181,11 +182,11 @@ TEST_F(CudnnAttentionLarge, DeterministicBackwardRunsInBlocks) {
 }
 
 // cuDNN against the own kernels on the same GPU: the own kernels take the problem when a
-// mask that hides nothing is given (an all-true Bool mask means no mask). Since branch
-// cudnnmask the masked forward runs on cuDNN too (with a zero bias) unless
-// FERRITE_ATTENTION_CUDNN_MASKS=off: by default this compares cuDNN's plain and biased graphs
-// forward and the own backward with cuDNN's; run it with the switch off for the own forward
-// (which HalfMmaForward.* and CudnnMaskedForward.* also hold against other routes).
+// mask that hides nothing is given (an all-true Bool mask means no mask). Since branches
+// cudnnmask and cudnnmaskbwd the masked forward and backward run on cuDNN too (with a zero bias)
+// unless FERRITE_ATTENTION_CUDNN_MASKS=off: by default this compares cuDNN's plain and biased
+// graphs; run it with the switch off for the own kernels (which HalfMmaForward.*,
+// CudnnMaskedForward.* and CudnnMaskedBackward.* also hold against other routes).
 TEST_F(CudnnAttention, AgreesWithTheOwnKernels) {
   const Device gpu = Device::cuda(0);
   for (const bool causal : {false, true}) {
@@ -206,8 +207,9 @@ TEST_F(CudnnAttention, AgreesWithTheOwnKernels) {
 }
 
 // Each route against the CPU backend on the problem above, so that a disagreement between the
-// two routes names the one that is off ("own kernels": the masked forward is cuDNN's biased
-// graph unless FERRITE_ATTENTION_CUDNN_MASKS=off, as above; the backward is the own).
+// two routes names the one that is off ("own kernels": the masked forward and backward are
+// cuDNN's biased graphs unless FERRITE_ATTENTION_CUDNN_MASKS=off, as above; the causal
+// grouped-query backward is the own either way).
 TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
   const Device gpu = Device::cuda(0), cpu = Device::cpu();
   for (const bool causal : {false, true}) {

@@ -1,19 +1,18 @@
 // The CUDA backend's scaled dot-product attention on the device's current stream. Two routes,
 // both computing ferrite's semantics (attention_ops.hpp) exactly, chosen per call:
 //  - cuDNN's fused SDPA (cudnn_sdpa.cpp) for F16/BF16 problems it takes as they are: no mask
-//    or causal only (and, forward only, Bool or additive masks: below), head dims multiples of
-//    8 up to 256, and a graph cuDNN can plan on this device (tried once per shape, cached
-//    either way);
+//    or causal only (and Bool or additive masks: below), head dims multiples of 8 up to 256,
+//    and a graph cuDNN can plan on this device (tried once per shape, cached either way);
 //  - the own flash-attention kernels (attention_kernels.cu) for everything else: F32/F64,
-//    masked backwards (fully masked rows), other head dims, shapes cuDNN declines.
+//    other head dims, shapes cuDNN declines (and masks with FERRITE_ATTENTION_CUDNN_MASKS=off).
 // A F16/BF16 backward that cuDNN does not take but the tiled F32 kernels do (D = Dv in {64, 128},
 // no mask: long sequences, whose deterministic cuDNN work area is too large, and the causal
 // grouped-query backward) runs on those, its operands widened to F32 and its gradients rounded
 // once (the elementwise family's cast), multiplied in 1xTF32 (backward_in_f32), unless the F16/BF16
 // tensor-core kernels take it first (backward_in_dtype: the operands as they are, no copies).
 // Those also take masked F16/BF16 backwards with D = Dv in {64, 128} (Bool or additive, any
-// broadcast), which cuDNN and the F32 copies do not: without them such a backward runs on the
-// general SIMT kernels.
+// broadcast) that cuDNN does not (FERRITE_ATTENTION_CUDNN_MASKS=off, causal grouped-query, no
+// plan) and the F32 copies never do: without them such a backward runs on the general SIMT kernels.
 // Forward and backward choose independently: both routes read and write the same out and
 // logsumexp (natural log of the scaled scores), so either backward takes either forward's.
 // Inputs that are views (q/k/v permuted out of one projection) are read in place by cuDNN
@@ -22,9 +21,11 @@
 // The own backward's per-row scratch and cuDNN's work area come from the device pool.
 // Masked F16/BF16 forwards (Bool or additive, causal or not) go to cuDNN too, the mask as its
 // additive bias, fully masked rows then set to ferrite's out = 0, logsumexp = -inf
-// (cudnn_sdpa::masked_forward_eligible; FERRITE_ATTENTION_CUDNN_MASKS=off keeps them off it);
-// their backward stays on the own kernels. A F16/BF16 forward that cuDNN does not take runs on
-// the F16/BF16 tensor-core forward where it fits (forward_in_dtype), else on the general kernels.
+// (cudnn_sdpa::masked_forward_eligible), and so do their backwards (the same bias, the dead rows'
+// Stats +inf so that their gradients are 0: cudnn_sdpa::masked_backward_eligible; not causal
+// grouped-query ones); FERRITE_ATTENTION_CUDNN_MASKS=off keeps both off it. A F16/BF16 forward
+// that cuDNN does not take runs on the F16/BF16 tensor-core forward where it fits
+// (forward_in_dtype), else on the general kernels.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -241,20 +242,28 @@ bool forward_in_dtype(const AttentionDesc& desc, const attention::Pointers& p, c
   return true;
 }
 
-// Whether masked F16/BF16 forwards try cuDNN first, read once from FERRITE_ATTENTION_CUDNN_MASKS:
-// unset or "on" (the default), cuDNN's SDPA with the mask as its bias (cudnn_sdpa.cpp); "off",
-// the route before it (forward_in_dtype, else the general kernels): the A/B of the two and the
-// way back should cuDNN fail a masked problem.
-bool cudnn_masked_forwards() {
+// Whether masked F16/BF16 forwards and backwards try cuDNN first, read once from
+// FERRITE_ATTENTION_CUDNN_MASKS: unset or "on" (the default), cuDNN's SDPA with the mask as its
+// bias (cudnn_sdpa.cpp); "off", the routes before it (forward: forward_in_dtype, else the general
+// kernels; backward: backward_in_dtype, else the general kernels): the A/B of the two and the way
+// back should cuDNN fail a masked problem.
+bool cudnn_masks() {
   static const bool on = env_switch("FERRITE_ATTENTION_CUDNN_MASKS", "on", "off");
   return on;
 }
 
 // Whether cuDNN may take this forward: unmasked problems as before; masked ones when the switch
-// above allows (it is read only when a masked forward comes).
+// above allows (it is read only when a masked problem comes).
 bool cudnn_forward_candidate(const AttentionDesc& desc) {
   if (desc.mask == AttentionMaskKind::None) return cudnn_sdpa::eligible(desc);
-  return cudnn_sdpa::masked_forward_eligible(desc) && cudnn_masked_forwards();
+  return cudnn_sdpa::masked_forward_eligible(desc) && cudnn_masks();
+}
+
+// Likewise for the backward; causal grouped-query backwards stay off cuDNN, masked or not.
+bool cudnn_backward_candidate(const AttentionDesc& desc) {
+  if (!cudnn_backward_allowed(desc)) return false;
+  if (desc.mask == AttentionMaskKind::None) return cudnn_sdpa::eligible(desc);
+  return cudnn_sdpa::masked_backward_eligible(desc) && cudnn_masks();
 }
 
 class CudaAttentionOps final : public AttentionOps {
@@ -310,7 +319,7 @@ class CudaAttentionOps final : public AttentionOps {
     p.dq = dq.data();
     p.dk = dk.data();
     p.dv = dv.data();
-    if (cudnn_backward_allowed(desc) && cudnn_sdpa::eligible(desc) &&
+    if (cudnn_backward_candidate(desc) &&
         aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv})) {
       if (causal_grouped(desc) && causal_gqa_on_cudnn() == CausalGqaOnCudnn::zeroed &&
           cudnn_sdpa::plans(desc, true, device, stream))

@@ -10,13 +10,15 @@
 // being exactly ferrite's logsumexp (natural log of sum exp of the scaled scores: cuDNN's
 // default, stats_use_log2 left off); grouped-query attention is cuDNN's own (k/v with fewer
 // heads); causal is cuDNN's diagonal band with right bound 0 aligned TOP_LEFT, i.e. key j is
-// hidden from query i when j > i, as ferrite and PyTorch. A masked forward (Bool or additive
-// mask, forward only) hands cuDNN the mask as its additive bias [B, 1 or Hq, Sq, Sk] in the
-// dtype, broadcast by stride 0 (bias_layout: the caller's additive mask in place, else a copy
-// written by cudnn_sdpa_mask.cu), and afterwards sets the rows whose every key is hidden to
-// out = 0, logsumexp = -inf (ferrite's semantics; cuDNN's own result there is not). The
-// backward is cuDNN's deterministic algorithm (set_deterministic_algorithm), so a run repeats
-// bit for bit as the own kernels do.
+// hidden from query i when j > i, as ferrite and PyTorch. A masked problem (Bool or additive
+// mask) hands cuDNN the mask as its additive bias [B, 1 or Hq, Sq, Sk] in the dtype, broadcast
+// by stride 0 (bias_layout: the caller's additive mask in place, else a copy written by
+// cudnn_sdpa_mask.cu). Its forward afterwards sets the rows whose every key is hidden to out = 0,
+// logsumexp = -inf (ferrite's semantics; cuDNN's own result there is not); its backward takes
+// the same bias and, as Stats, the logsumexp with those rows' -inf made +inf, which makes cuDNN's
+// P of the row exactly 0 and so its gradients 0 (masked_backward). The backward is cuDNN's
+// deterministic algorithm (set_deterministic_algorithm), so a run repeats bit for bit as the
+// own kernels do.
 //
 // Per device: a graph cache keyed by everything a graph depends on, under a mutex held for the
 // lookup and, on a miss, the build and insertion; a problem cuDNN cannot build a plan for is
@@ -65,11 +67,12 @@ using TensorPtr = std::shared_ptr<fe::graph::Tensor_attributes>;
 // The tensors' uids in a graph's variant pack.
 enum Uid : std::int64_t { kQ = 1, kK, kV, kO, kStats, kDO, kDQ, kDK, kDV, kBias };
 
-// How a masked forward hands its mask to cuDNN: as the additive bias [B, heads, Sq, Sk] in the
-// inputs' dtype with these strides (0 on the dims the mask broadcasts; heads is 1 or Hq), read
-// either from the caller's additive mask itself or from a scratch copy of the mask's own size
-// (`materialised`: Bool masks, converted to 0 / -inf, and additive masks whose layout cuDNN
-// cannot read: see bias_layout). Unmasked problems have heads = 0 and zero strides.
+// How a masked forward or backward hands its mask to cuDNN: as the additive bias
+// [B, heads, Sq, Sk] in the inputs' dtype with these strides (0 on the dims the mask
+// broadcasts; heads is 1 or Hq), read either from the caller's additive mask itself or from a
+// scratch copy of the mask's own size (`materialised`: Bool masks, converted to 0 / -inf, and
+// additive masks whose layout cuDNN cannot read: see bias_layout). Unmasked problems have
+// heads = 0 and zero strides.
 struct BiasLayout {
   std::int64_t heads = 0;
   AttentionStrides strides{};
@@ -87,8 +90,9 @@ struct Key {
   bool backward;
   // q, k, v, out, and (backward only; zeros in a forward key) dO, dq, dk, dv.
   std::array<AttentionStrides, 8> strides;
-  // Masked forwards: the mask's kind and the bias cuDNN reads (BiasLayout: its head extent and
-  // strides); None, 0 and zeros for every unmasked graph, whose keys are therefore as before.
+  // Masked forwards and backwards: the mask's kind and the bias cuDNN reads (BiasLayout: its head
+  // extent and strides); None, 0 and zeros for every unmasked graph, whose keys are therefore as
+  // before (`backward` already tells a masked backward's graph from its forward's).
   AttentionMaskKind mask;
   std::int64_t bias_heads;
   AttentionStrides bias_strides;
@@ -151,12 +155,12 @@ Key key_of(const AttentionDesc& d, bool backward, const BiasLayout& bias) {
           backward,
           {d.q_strides, d.k_strides, d.v_strides, d.out_strides, backward ? d.grad_out_strides : none,
            backward ? d.dq_strides : none, backward ? d.dk_strides : none, backward ? d.dv_strides : none},
-          backward ? AttentionMaskKind::None : d.mask,
+          d.mask,
           bias.heads,
           bias.strides};
 }
 
-// The bias of a masked forward whose mask (when not null) starts at `mask` (null: assume the
+// The bias of a masked problem whose mask (when not null) starts at `mask` (null: assume the
 // 16-byte grid, for plans()). cuDNN's frontend asks of the bias only rank 4 and a unit key
 // stride (sdpa_support_surface.h, scaled_dot_product_flash_attention.h); extents of 1 in batch
 // and heads, and stride-0 batch and query-row dims, are how PyTorch hands it broadcast masks
@@ -221,6 +225,24 @@ std::shared_ptr<fe::graph::Graph> new_graph(const AttentionDesc& d) {
   return g;
 }
 
+// The bias tensor of the masked `d` (a problem or, in a blocked backward, one block of it: the
+// mask's own head extent is then the block's query heads, unless it broadcasts over heads), in
+// the dtype: cuDNN adds it to the scaled scores (before the causal band). A dim of extent 1 is
+// declared with stride 0 (bias_layout does so for the whole problem already), so a block of one
+// batch (or one head) declares exactly the bias of the same slice run as a problem of its own.
+TensorPtr bias_tensor(fe::graph::Graph& g, const AttentionDesc& d, const BiasLayout& bias) {
+  const std::array<std::int64_t, 4> dim = {d.batch, bias.heads > 1 ? d.heads_q : 1, d.seq_q, d.seq_k};
+  std::array<std::int64_t, 4> stride{};
+  for (std::size_t i = 0; i < 3; ++i) stride[i] = dim[i] == 1 ? 0 : bias.strides[i];
+  stride[3] = bias.strides[3];
+  return g.tensor(fe::graph::Tensor_attributes()
+                      .set_name("bias")
+                      .set_uid(kBias)
+                      .set_data_type(io_type(d.dtype))
+                      .set_dim({dim[0], dim[1], dim[2], dim[3]})
+                      .set_stride({stride[0], stride[1], stride[2], stride[3]}));
+}
+
 std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionDesc& d, fe::AttentionImplementation_t impl,
                                                 const BiasLayout& bias) {
   auto g = new_graph(d);
@@ -233,14 +255,7 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionDesc& d, fe::Atte
                      .set_attn_scale(static_cast<float>(d.scale))
                      .set_implementation(impl);
   if (d.causal) options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
-  // A mask as cuDNN's bias, added to the scaled scores (before the causal band), in the dtype.
-  if (d.mask != AttentionMaskKind::None)
-    options.set_bias(g->tensor(fe::graph::Tensor_attributes()
-                                   .set_name("bias")
-                                   .set_uid(kBias)
-                                   .set_data_type(io_type(d.dtype))
-                                   .set_dim({d.batch, bias.heads, d.seq_q, d.seq_k})
-                                   .set_stride({bias.strides[0], bias.strides[1], bias.strides[2], bias.strides[3]})));
+  if (d.mask != AttentionMaskKind::None) options.set_bias(bias_tensor(*g, d, bias));
   auto [o, stats] = g->sdpa(q, k, v, std::move(options));
   set_output(o, kO, d.batch, d.heads_q, d.seq_q, d.value_dim, d.out_strides);
   stats->set_output(true);
@@ -248,7 +263,9 @@ std::shared_ptr<fe::graph::Graph> forward_graph(const AttentionDesc& d, fe::Atte
   return g;
 }
 
-std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
+// The backward graph; a masked one takes the forward's bias (no dBias: the mask gets no
+// gradient) and, as Stats, masked_backward's copy of the logsumexp (dead rows +inf).
+std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d, const BiasLayout& bias) {
   auto g = new_graph(d);
   const TensorPtr q = input(*g, "q", kQ, d.batch, d.heads_q, d.seq_q, d.head_dim, d.q_strides);
   const TensorPtr k = input(*g, "k", kK, d.batch, d.heads_kv, d.seq_k, d.head_dim, d.k_strides);
@@ -262,6 +279,7 @@ std::shared_ptr<fe::graph::Graph> backward_graph(const AttentionDesc& d) {
                      .set_attn_scale(static_cast<float>(d.scale))
                      .set_deterministic_algorithm(d.deterministic);
   if (d.causal) options.set_diagonal_alignment(fe::DiagonalAlignment_t::TOP_LEFT).set_diagonal_band_right_bound(0);
+  if (d.mask != AttentionMaskKind::None) options.set_bias(bias_tensor(*g, d, bias));
   auto [dq, dk, dv] = g->sdpa_backward(q, k, v, o, dout, stats, std::move(options));
   set_output(dq, kDQ, d.batch, d.heads_q, d.seq_q, d.head_dim, d.dq_strides);
   set_output(dk, kDK, d.batch, d.heads_kv, d.seq_k, d.head_dim, d.dk_strides);
@@ -384,7 +402,7 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle, int mul
       if (blocked_dp && 2 * block.batch * block.heads_q * d.seq_q * d.seq_k >= bound) continue;
       bool work_area_only = false;
       try {
-        auto g = backward ? backward_graph(block) : forward_graph(block, impl, bias);
+        auto g = backward ? backward_graph(block, bias) : forward_graph(block, impl, bias);
         why = plan(*g, handle, deterministic_run(d, backward));
         if (why.empty()) {
           result.workspace = g->get_workspace_size();
@@ -425,9 +443,10 @@ std::shared_ptr<Slot> lookup(int device, const AttentionDesc& d, bool backward, 
 }
 
 // The variant pack of the block at batch b0, key/value head h0 (its first query head h0·group):
-// every pointer moved to that block's first element.
+// every pointer moved to that block's first element; a masked backward's bias by its own
+// strides (`bias`: 0 on the dims it broadcasts, so a broadcast bias stays where it is).
 using Pack = std::unordered_map<std::int64_t, void*>;
-Pack block_pack(const AttentionDesc& d, const Pack& whole, std::int64_t b0, std::int64_t h0) {
+Pack block_pack(const AttentionDesc& d, const Pack& whole, std::int64_t b0, std::int64_t h0, const BiasLayout& bias) {
   const std::int64_t hq0 = h0 * d.group();
   auto at = [&](Uid uid, const AttentionStrides& st, std::int64_t head) {
     return static_cast<void*>(static_cast<char*>(whole.at(uid)) + 2 * (b0 * st[0] + head * st[1]));
@@ -444,12 +463,14 @@ Pack block_pack(const AttentionDesc& d, const Pack& whole, std::int64_t b0, std:
     pack[kDK] = at(kDK, d.dk_strides, h0);
     pack[kDV] = at(kDV, d.dv_strides, h0);
   }
+  if (whole.count(kBias)) pack[kBias] = at(kBias, bias.strides, hq0);
   return pack;
 }
 
 // Runs the built graph of `slot` (on `handle`, bound to `stream`); throws when cuDNN fails.
+// `bias`: the masked problem's bias layout, for moving its pointer block by block.
 void execute(Slot& slot, const AttentionDesc& d, bool backward, const Pack& pack, cudnnHandle_t handle, int device,
-             cudaStream_t stream) {
+             cudaStream_t stream, const BiasLayout& bias = {}) {
   const Graph& g = slot.plan;
   // One work area for every block: they run one after another on `stream`.
   shape::Scratch workspace(device, static_cast<std::size_t>(g.workspace), stream);
@@ -458,7 +479,8 @@ void execute(Slot& slot, const AttentionDesc& d, bool backward, const Pack& pack
     std::lock_guard<std::mutex> lock(slot.execute);
     for (std::int64_t b0 = 0; b0 < d.batch && status.is_good(); b0 += g.chunk.batches)
       for (std::int64_t h0 = 0; h0 < d.heads_kv && status.is_good(); h0 += g.chunk.kv_heads) {
-        Pack block = g.chunk.batches == d.batch && g.chunk.kv_heads == d.heads_kv ? pack : block_pack(d, pack, b0, h0);
+        Pack block =
+            g.chunk.batches == d.batch && g.chunk.kv_heads == d.heads_kv ? pack : block_pack(d, pack, b0, h0, bias);
         status = g.graph->execute(handle, block, workspace.as<void>());
       }
   } catch (const std::exception& e) {
@@ -497,12 +519,42 @@ bool masked_forward(const AttentionDesc& d, const attention::Pointers& p, int de
   if (bias.materialised) copy.emplace(device, static_cast<std::size_t>(bias.elements) * 2, stream);
   void* bias_data = copy ? copy->as<void>() : const_cast<void*>(p.mask);
   mask::prepare(d, p.mask, copy ? bias_data : nullptr, bias.row, first_visible.as<std::int32_t>(), stream);
-  // A forward graph computes its whole problem (candidate_blocks), so the bias pointer, like
-  // the others, needs no per-block offset (block_pack).
+  // A forward graph computes its whole problem (candidate_blocks): no per-block offsets.
   const Pack pack = {{kQ, const_cast<void*>(p.q)}, {kK, const_cast<void*>(p.k)}, {kV, const_cast<void*>(p.v)},
                      {kO, p.result},               {kStats, p.logsumexp},        {kBias, bias_data}};
   execute(*slot, d, false, pack, handle, device, stream);
   mask::fix_dead_rows(d, first_visible.as<std::int32_t>(), p.result, static_cast<float*>(p.logsumexp), stream);
+  return true;
+}
+
+// The masked backward (masked_backward_eligible): the forward's bias (the caller's additive mask,
+// or the scratch copy mask::prepare writes, without the first visible keys), and as Stats a
+// scratch copy of the logsumexp in which the fully masked rows' -inf is +inf
+// (mask::backward_stats). cuDNN's backward computes P = exp(scale·q·k + bias - Stats) (natural
+// log: stats_use_log2 stays off; the frontend's composite backward, scaled_dot_product_flash_
+// attention.h: mul_s_attn_scale, bias, sub_s_m, causal band, exp_s); with Stats = +inf every P of
+// such a row is exp(-inf) = 0 for finite scores and any bias (finite or -inf), so dS = P·(dP -
+// delta) = 0: its dq row is 0 and it adds nothing to dk/dv, ferrite's semantics, with no fix-up
+// after the graph. FlashAttention's forward writes +inf for the logsumexp of its empty rows for
+// the same reason. Live rows get their logsumexp bit for bit. All on `stream`.
+bool masked_backward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
+  const cudnnHandle_t handle = cudnn_handle(device, stream);
+  const BiasLayout bias = bias_layout(d, p.mask);
+  const std::shared_ptr<Slot> slot = lookup(device, d, true, handle, true, bias);
+  if (!slot->plan.graph) return false;
+  std::optional<shape::Scratch> copy;  // the bias, when cuDNN cannot read the mask itself
+  if (bias.materialised) copy.emplace(device, static_cast<std::size_t>(bias.elements) * 2, stream);
+  void* bias_data = copy ? copy->as<void>() : const_cast<void*>(p.mask);
+  if (copy) mask::prepare(d, p.mask, bias_data, bias.row, nullptr, stream);
+  const std::int64_t rows = d.batch * d.heads_q * d.seq_q;
+  shape::Scratch stats(device, static_cast<std::size_t>(rows) * sizeof(float), stream);
+  mask::backward_stats(static_cast<const float*>(p.logsumexp), stats.as<float>(), rows, stream);
+  const Pack pack = {
+      {kQ, const_cast<void*>(p.q)},    {kK, const_cast<void*>(p.k)},         {kV, const_cast<void*>(p.v)},
+      {kO, const_cast<void*>(p.out)},  {kDO, const_cast<void*>(p.grad_out)}, {kStats, stats.as<void>()},
+      {kDQ, p.dq},                     {kDK, p.dk},                          {kDV, p.dv},
+      {kBias, bias_data}};
+  execute(*slot, d, true, pack, handle, device, stream, bias);
   return true;
 }
 
@@ -559,8 +611,10 @@ bool masked_forward_eligible(const AttentionDesc& d) {
   return rows.count() * ((d.seq_k + 7) / 8 * 8) < kLimit;
 }
 
+bool masked_backward_eligible(const AttentionDesc& d) { return masked_forward_eligible(d); }
+
 bool plans(const AttentionDesc& d, bool backward, int device, cudaStream_t stream) {
-  const BiasLayout bias = backward ? BiasLayout{} : bias_layout(d, nullptr);
+  const BiasLayout bias = bias_layout(d, nullptr);
   return lookup(device, d, backward, cudnn_handle(device, stream), false, bias)->plan.graph != nullptr;
 }
 
@@ -573,6 +627,7 @@ bool forward(const AttentionDesc& d, const attention::Pointers& p, int device, c
 }
 
 bool backward(const AttentionDesc& d, const attention::Pointers& p, int device, cudaStream_t stream) {
+  if (d.mask != AttentionMaskKind::None) return masked_backward(d, p, device, stream);
   const Pack pack = {
       {kQ, const_cast<void*>(p.q)},    {kK, const_cast<void*>(p.k)},         {kV, const_cast<void*>(p.v)},
       {kO, const_cast<void*>(p.out)},  {kDO, const_cast<void*>(p.grad_out)}, {kStats, p.logsumexp},
@@ -601,6 +656,7 @@ namespace ferrite::cuda::cudnn_sdpa {
 bool compiled() { return false; }
 bool eligible(const AttentionDesc&) { return false; }
 bool masked_forward_eligible(const AttentionDesc&) { return false; }
+bool masked_backward_eligible(const AttentionDesc&) { return false; }
 bool plans(const AttentionDesc&, bool, int, cudaStream_t) { return false; }
 bool forward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }
 bool backward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }

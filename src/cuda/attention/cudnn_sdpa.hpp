@@ -1,8 +1,8 @@
 // cuDNN's fused scaled dot-product attention (its graph API through the header-only cuDNN
 // frontend) for F16/BF16: the route cuda_attention_ops.cpp takes for the problems cuDNN
 // computes with exactly ferrite's semantics (AttentionDesc; masked forwards with a fix-up of the
-// fully masked rows, cudnn_sdpa_mask.cuh), the own kernels (attention_kernels.cu) for
-// everything else. cudnn_sdpa.cpp is the only translation unit
+// fully masked rows, masked backwards with their Stats made +inf, cudnn_sdpa_mask.cuh), the own
+// kernels (attention_kernels.cu) for everything else. cudnn_sdpa.cpp is the only translation unit
 // that includes cudnn_frontend.h (a ~50 s compile); built without the frontend
 // (FERRITE_HAVE_CUDNN_FRONTEND=0) every function here says "not taken" and the own kernels
 // run everything.
@@ -37,8 +37,14 @@ bool eligible(const AttentionDesc& desc);
 /// below 2^31 elements. The mask becomes cuDNN's additive bias (cudnn_sdpa.cpp: bias_layout);
 /// rows whose every key is hidden are then set to out = 0, logsumexp = -inf
 /// (cudnn_sdpa_mask.cuh), ferrite's semantics, which cuDNN's own result for them is not.
-/// Masked backwards stay on the own kernels (they read this forward's out and logsumexp).
 bool masked_forward_eligible(const AttentionDesc& desc);
+
+/// Whether the backward of the masked `desc` may run on cuDNN: the same conditions as the
+/// forward (the graph takes the same bias). Fully masked rows (logsumexp -inf, as every forward
+/// route writes them) get dq = 0 and add nothing to dk/dv: cuDNN is handed their Stats as +inf
+/// (cudnn_sdpa.cpp: masked_backward). The front end's rule that causal grouped-query backwards
+/// stay off cuDNN (cuda_attention_ops.cpp) applies to masked ones too.
+bool masked_backward_eligible(const AttentionDesc& desc);
 
 /// Whether cuDNN has a plan for the forward (backward) of the eligible `desc` on `device`,
 /// building and caching its graph on first use (a cache miss, as forward/backward count it;
@@ -52,7 +58,9 @@ bool plans(const AttentionDesc& desc, bool backward, int device, cudaStream_t st
 /// device (the outcome is cached, so the graph is tried once per shape). Throws
 /// ferrite::Error (Library, with cuDNN's message) when a built graph fails to execute.
 bool forward(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream);
-/// dq, dk, dv (cuDNN's deterministic backward), as forward.
+/// dq, dk, dv (cuDNN's deterministic backward unless desc.deterministic is false), as forward;
+/// with p.mask set, for a masked_backward_eligible desc (a mask cuDNN cannot read in place is
+/// copied into pool scratch first, and so is logsumexp, its -inf rows made +inf).
 bool backward(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream);
 
 /// The graph cache of a device: graphs held (supported or not), lookups that found one, and

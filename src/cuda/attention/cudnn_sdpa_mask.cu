@@ -1,7 +1,7 @@
-// Mask preparation and the fully-masked-row fix-up around cuDNN's masked SDPA forward
-// (cudnn_sdpa_mask.cuh). F16 and BF16 elements are handled as their 16-bit patterns: the bias
-// is a copy (additive) or one of two constants (Bool), and "hidden" is the pattern of -inf, so
-// no arithmetic touches a value.
+// Mask preparation, the fully-masked-row fix-up around cuDNN's masked SDPA forward and the
+// backward's Stats (cudnn_sdpa_mask.cuh). F16 and BF16 elements are handled as their 16-bit
+// patterns: the bias is a copy (additive) or one of two constants (Bool), and "hidden" is the
+// pattern of -inf, so no arithmetic touches a value.
 #include "cuda/attention/cudnn_sdpa_mask.cuh"
 
 #include <algorithm>
@@ -54,7 +54,7 @@ __global__ void prepare_kernel(PrepareArgs a, const void* mask, std::uint16_t* b
     }
     int f = static_cast<int>(first);  // Sk < 2^31 (cudnn_sdpa: tensors below 2^31 elements)
     for (int offset = 16; offset > 0; offset /= 2) f = min(f, __shfl_xor_sync(0xffffffffu, f, offset));
-    if (lane == 0) first_visible[r] = f;
+    if (lane == 0 && first_visible != nullptr) first_visible[r] = f;
   }
 }
 
@@ -78,6 +78,16 @@ __global__ void fix_kernel(FixArgs a, const std::int32_t* first_visible, std::ui
     logsumexp[r] = -INFINITY;
     std::uint16_t* row = out + b * a.os0 + h * a.os1 + i * a.os2;
     for (std::int64_t c = 0; c < a.value_dim; ++c) row[c * a.os3] = 0;  // +0 in F16 and BF16
+  }
+}
+
+// One thread a row. A dead row's logsumexp is exactly -inf (fix_dead_rows, the own kernels'
+// empty-row test); +inf makes every exp(s + bias - Stats) of that row 0 in cuDNN's backward.
+__global__ void stats_kernel(const float* logsumexp, float* stats, std::int64_t count) {
+  const std::int64_t stride = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t r = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; r < count; r += stride) {
+    const float l = logsumexp[r];
+    stats[r] = l == -INFINITY ? INFINITY : l;
   }
 }
 
@@ -128,6 +138,12 @@ void fix_dead_rows(const AttentionDesc& d, const std::int32_t* first_visible, vo
                   d.out_strides[0], d.out_strides[1], d.out_strides[2], d.out_strides[3], d.causal};
   fix_kernel<<<grid_for(count, kThreads), kThreads, 0, stream>>>(a, first_visible, static_cast<std::uint16_t*>(out),
                                                                   logsumexp);
+  FERRITE_CUDA_CHECK_LAUNCH();
+}
+
+void backward_stats(const float* logsumexp, float* stats, std::int64_t count, cudaStream_t stream) {
+  if (count == 0) return;
+  stats_kernel<<<grid_for(count, kThreads), kThreads, 0, stream>>>(logsumexp, stats, count);
   FERRITE_CUDA_CHECK_LAUNCH();
 }
 
