@@ -15,6 +15,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/borrowed_buffer.hpp"
 #include "ferrite/backend_families/linalg_ops.hpp"
 #include "ferrite/error.hpp"
 
@@ -95,9 +96,8 @@ class Widened {
     const std::int64_t reals = source_.numel() * (narrow == DType::C64 ? 2 : 1);
     try {
       wide_.resize(static_cast<std::size_t>(reals));
-      buffer_ = Buffer(std::make_shared<Storage>(wide_.data(), wide_.size() * sizeof(double), Device::cpu(),
-                                                 [](void*, std::size_t) {}),
-                       narrow == DType::C64 ? DType::C128 : DType::F64, source_.numel());
+      buffer_ = detail::borrowed_buffer(wide_.data(), narrow == DType::C64 ? DType::C128 : DType::F64,
+                                        source_.numel(), Device::cpu());
     } catch (const std::bad_alloc&) {
       FERRITE_THROW(OutOfMemory, op, ": out of host memory for the double-precision copy of a ",
                     dtype_name(narrow), " buffer (", source_.numel(), " elements)");

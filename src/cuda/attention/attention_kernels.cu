@@ -398,13 +398,15 @@ std::size_t delta_bytes(const AttentionDesc& d) {
   return static_cast<std::size_t>(d.batch * d.heads_q * d.seq_q) * (d.dtype == DType::F64 ? 8 : 4);
 }
 
+bool forward_splits_keys(const AttentionDesc& d) { return d.seq_q < kWarps && d.seq_k >= 2 * kTile; }
+
 void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   const Shape s = shape_of(d);
   check_grid(d, d.batch * d.heads_q);
   visit(d.dtype, [&](auto* t, auto* a) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = std::remove_pointer_t<decltype(a)>;
-    if (d.seq_q < kWarps && d.seq_k >= 2 * kTile) {  // few rows, many keys: split the keys over the warps
+    if (forward_splits_keys(d)) {  // few rows, many keys: split the keys over the warps
       const std::size_t smem = sizeof(A) * (s.d + kWarps * s.dv + 2 * kWarps);
       const dim3 grid(static_cast<unsigned>(d.seq_q), static_cast<unsigned>(d.batch * d.heads_q));
       split_keys_kernel<T, A><<<grid, kWarps * 32, smem, stream>>>(s, static_cast<A>(d.scale), p);

@@ -28,6 +28,9 @@ struct Pointers {
 /// Bytes of the backward's per-row scratch (`delta`).
 std::size_t delta_bytes(const AttentionDesc& desc);
 void forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
+/// Whether forward() runs `desc` on its split-keys kernel: few query rows against many keys
+/// (decoding), each row's keys spread over a block's 8 warps.
+bool forward_splits_keys(const AttentionDesc& desc);
 /// single_tf32: the caller vouches that q, k, v and grad_out are F32 values that TF32 holds
 /// exactly (widened from F16/BF16 by cuda_attention_ops.cpp); where the tensor-core backward takes
 /// the problem it then multiplies in 1xTF32 (Tf32Mode::single), whatever

@@ -30,10 +30,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <initializer_list>
-#include <memory>
 
 #include "cuda/attention/attention_kernels.cuh"
 #include "cuda/attention/cudnn_sdpa.hpp"
+#include "core/borrowed_buffer.hpp"
 #include "core/elementwise_layout.hpp"
 #include "cuda/cuda_families.hpp"
 #include "cuda/kernels/elementwise.cuh"
@@ -168,14 +168,6 @@ bool backward_in_dtype(const AttentionDesc& desc, attention::Pointers p, int dev
 // bytes of the eight operands (at most 24x one operand's bytes with them: within the issue's
 // 4x-of-8 memory bound). False, having queued nothing, when the tiled kernels do not take the
 // problem.
-// `n` elements of `dtype` at `data` as a Buffer for the elementwise family's kernels; the
-// memory stays its owner's (the caller's operands or a Scratch), so the Storage frees nothing.
-Buffer borrowed(const void* data, DType dtype, std::int64_t n, int device) {
-  return Buffer(std::make_shared<Storage>(const_cast<void*>(data), static_cast<std::size_t>(n) * dtype_size(dtype),
-                                          Device::cuda(device), [](void*, std::size_t) {}),
-                dtype, n);
-}
-
 bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream) {
   if (desc.dtype != DType::F16 && desc.dtype != DType::BF16) return false;
   AttentionDesc wide = desc;
@@ -190,12 +182,13 @@ bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, in
       out(device, f32(no), stream), grad_out(device, f32(no), stream), dq(device, f32(nq), stream),
       dk(device, f32(nk), stream), dv(device, f32(nv), stream),
       delta(device, attention::delta_bytes(wide), stream);
-  // from (of `from_dtype`) into to (of `to_dtype`), n elements: exact F16/BF16 -> F32, and
-  // round to nearest even back.
+  // from (of `from_dtype`) into to (of `to_dtype`), n elements, by the elementwise family's cast
+  // over Buffers that borrow the operands and scratch: exact F16/BF16 -> F32, and round to
+  // nearest even back.
   auto cast = [&](const void* from, DType from_dtype, const void* to, DType to_dtype, std::int64_t n) {
     if (n > 0)
-      kernels::cast(borrowed(from, from_dtype, n, device), borrowed(to, to_dtype, n, device), contiguous_layout(n, 1),
-                    stream);
+      kernels::cast(detail::borrowed_buffer(from, from_dtype, n, Device::cuda(device)),
+                    detail::borrowed_buffer(to, to_dtype, n, Device::cuda(device)), contiguous_layout(n, 1), stream);
   };
   cast(p.q, desc.dtype, q.as<void>(), DType::F32, nq);
   cast(p.k, desc.dtype, k.as<void>(), DType::F32, nk);
@@ -237,7 +230,7 @@ bool half_forward_on_mma() {
 // warps idle.
 bool forward_in_dtype(const AttentionDesc& desc, const attention::Pointers& p, cudaStream_t stream) {
   if (!half_forward_on_mma() || !attention::half_mma_forward_fits(desc, p)) return false;
-  if (desc.seq_q < 8 && desc.seq_k >= 64) return false;
+  if (attention::forward_splits_keys(desc)) return false;
   attention::half_mma_forward(desc, p, stream);
   return true;
 }
