@@ -38,7 +38,6 @@
 #include <array>
 #include <bit>
 #include <cmath>
-#include <cstdlib>
 #include <exception>
 #include <map>
 #include <memory>
@@ -324,17 +323,8 @@ std::int64_t operand_bytes(const AttentionDesc& d) {
   return 2 * 2 * (d.batch * d.heads_q * d.seq_q + d.batch * d.heads_kv * d.seq_k) * (d.head_dim + d.value_dim);
 }
 
-// A/B only (branch ab-ratio): FERRITE_CUDNN_SDPA_WORK_RATIO overrides the ratio, read once.
-std::int64_t work_area_ratio() {
-  static const std::int64_t ratio = [] {
-    const char* v = std::getenv("FERRITE_CUDNN_SDPA_WORK_RATIO");
-    return v ? std::max<std::int64_t>(1, std::atoll(v)) : kWorkAreaOperandRatio;
-  }();
-  return ratio;
-}
-
 std::int64_t work_area_bound(const AttentionDesc& d) {
-  return std::max(work_area_ratio() * operand_bytes(d), kWorkAreaFloor);
+  return std::max(kWorkAreaOperandRatio * operand_bytes(d), kWorkAreaFloor);
 }
 
 std::string bound_text(const AttentionDesc& d) {
