@@ -16,6 +16,7 @@
 #include "ferrite/ferrite.hpp"
 
 #if FERRITE_WITH_CUDA
+#include "attention_test_problems.hpp"
 #include "cuda/attention/cudnn_sdpa.hpp"
 #include "cuda/threaded_calls.hpp"
 
@@ -55,7 +56,6 @@ void forward_and_backward(const Qkv& x, const nn::AttentionOptions& o) {
 }
 
 TEST_F(CudnnAttention, SecondCallWithTheSameShapeBuildsNoGraph) {
-  // Equal query and key heads: a causal grouped-query backward stays on the own kernels.
   const Qkv x = inputs(2, 4, 4, 64, 64, 64, DType::BF16, Device::cuda(0));
   forward_and_backward(x, {.causal = true});
   const sdpa::CacheInfo first = sdpa::cache_info(0);
@@ -136,13 +136,14 @@ TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
 // backward stays below one whole dP; the gradients are bit for bit those of the blocks run as
 // problems of their own (slices of the inputs: the same graph, as it has the same shape and
 // strides), and agree with cuDNN's non-deterministic backward (one graph, no dP), causal and not
-// (causal only where Hq = Hkv: grouped causal backwards stay off cuDNN).
+// (the grouped causal problem's dk and dv excepted: each backward rounds per query head before
+// the group sum, BothRoutesAgreeWithTheCpuBackend, so the two may differ by several roundings of
+// the early keys' large per-head gradients).
 TEST_F(CudnnAttentionLarge, DeterministicBackwardRunsInBlocks) {
   const Device gpu = Device::cuda(0);
   const std::int64_t s = 4096, d = 64, whole_dp = 2 * 16 * s * s;
   for (const bool grouped : {false, true})
     for (const bool causal : {false, true}) {
-      if (grouped && causal) continue;
       const std::int64_t b = grouped ? 1 : 4, hq = grouped ? 16 : 4, hkv = 4, blocks = 4;
       const Qkv x = inputs(b, hq, hkv, s, s, d, DType::BF16, gpu);
       const nn::AttentionOptions o{.causal = causal};
@@ -175,8 +176,10 @@ TEST_F(CudnnAttentionLarge, DeterministicBackwardRunsInBlocks) {
       const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
       const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
       EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic, " << what;
-      EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic, " << what;
-      EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic, " << what;
+      if (!(grouped && causal)) {
+        EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic, " << what;
+        EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic, " << what;
+      }
       EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << what << ": " << sdpa::cache_info(0).last_unsupported_reason;
     }
 }
@@ -208,8 +211,11 @@ TEST_F(CudnnAttention, AgreesWithTheOwnKernels) {
 
 // Each route against the CPU backend on the problem above, so that a disagreement between the
 // two routes names the one that is off ("own kernels": the masked forward and backward are
-// cuDNN's biased graphs unless FERRITE_ATTENTION_CUDNN_MASKS=off, as above; the causal
-// grouped-query backward is the own either way).
+// cuDNN's biased graphs unless FERRITE_ATTENTION_CUDNN_MASKS=off, as above). dk and dv are held
+// to the grouped bound (attention_test_problems.hpp: compare_grouped): cuDNN rounds each query
+// head's gradient before summing the group, which at key 0 of the causal problem's batch 1 puts
+// dv 0.014 from the CPU backend's single rounding (-0.0898 against -0.0762), outside the plain
+// BF16 tolerance; sessions 12 and 13 took that for a cuDNN fault.
 TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
   const Device gpu = Device::cuda(0), cpu = Device::cpu();
   for (const bool causal : {false, true}) {
@@ -219,6 +225,9 @@ TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
     const nn::AttentionOptions masked{.causal = causal, .mask = ones({200, 200}, DType::Bool, gpu)};
     const auto ref = nn::scaled_dot_product_attention(h.q, h.k, h.v, plain);
     const auto ref_g = nn::scaled_dot_product_attention_backward(h.grad_out, h.q, h.k, h.v, ref.out, ref.logsumexp, plain);
+    const Tensor k_heads = attention_test::repeat_heads(h.k, 8), v_heads = attention_test::repeat_heads(h.v, 8);
+    const auto per_head = nn::scaled_dot_product_attention_backward(h.grad_out, h.q, k_heads, v_heads, ref.out,
+                                                                    ref.logsumexp, plain);
     for (const bool own : {false, true}) {
       const nn::AttentionOptions& o = own ? masked : plain;
       const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
@@ -226,27 +235,28 @@ TEST_F(CudnnAttention, BothRoutesAgreeWithTheCpuBackend) {
       const char* route = own ? "own kernels" : "cuDNN";
       EXPECT_EQ(conformance::compare(f.out, ref.out, {3e-2, 1e-2}), "") << route << " out, causal " << causal;
       EXPECT_EQ(conformance::compare(g.dq, ref_g.dq, {3e-2, 1e-2}), "") << route << " dq, causal " << causal;
-      EXPECT_EQ(conformance::compare(g.dk, ref_g.dk, {3e-2, 1e-2}), "") << route << " dk, causal " << causal;
-      EXPECT_EQ(conformance::compare(g.dv, ref_g.dv, {3e-2, 1e-2}), "") << route << " dv, causal " << causal;
+      EXPECT_EQ(attention_test::compare_grouped(g.dk, ref_g.dk, per_head.dk, DType::BF16, 3e-2, 1e-2), "")
+          << route << " dk, causal " << causal;
+      EXPECT_EQ(attention_test::compare_grouped(g.dv, ref_g.dv, per_head.dv, DType::BF16, 3e-2, 1e-2), "")
+          << route << " dv, causal " << causal;
     }
   }
 }
 
-// The causal grouped-query backward builds no cuDNN graph (cuDNN 9.14's dv is wrong for this
-// problem, cuda_attention_ops.cpp): the forward's graph is the only one.
-TEST_F(CudnnAttention, CausalGroupedBackwardStaysOffCudnn) {
+// The causal grouped-query backward runs on cuDNN (since session 14, cuda_attention_ops.cpp): a
+// forward graph and a backward graph, both planned.
+TEST_F(CudnnAttention, CausalGroupedBackwardRunsOnCudnn) {
   forward_and_backward(inputs(2, 8, 2, 200, 200, 128, DType::BF16, Device::cuda(0)), {.causal = true});
   const sdpa::CacheInfo info = sdpa::cache_info(0);
-  EXPECT_EQ(info.misses, 1);
+  EXPECT_EQ(info.misses, 2);
   EXPECT_EQ(info.unsupported, 0) << info.last_unsupported_reason;
 }
 
-// Session 12 saw cuDNN 9.14's deterministic causal backward put dv off (key 0 of batch 1, 18%)
-// for B=2, H=8, S=200, D=128 BF16 when groups of four heads shared k/v values (k/v repeated
-// from 2 heads), and right with independent k/v per head. A model that repeats its KV heads
-// before calling attention passes exactly such inputs, with Hq = Hkv: main routes them to
-// cuDNN. Each (B, S, shared) combination against the CPU backend, so a failure names the
-// shapes that trigger the fault (not yet run on a GPU).
+// Heads sharing k/v values (k/v repeated from 2 heads to 8, as a model that repeats its KV heads
+// before calling attention passes them, Hq = Hkv) on cuDNN's causal multi-head backward, each
+// (B, S, shared) combination against the CPU backend per head. Written when session 12 took the
+// grouped dv's rounding (BothRoutesAgreeWithTheCpuBackend) for a cuDNN fault with such inputs;
+// per head the gradients agree.
 TEST_F(CudnnAttention, CausalBackwardWithHeadsSharingKv) {
   const Device gpu = Device::cuda(0), cpu = Device::cpu();
   const std::int64_t h = 8, d = 128;
@@ -276,8 +286,8 @@ TEST_F(CudnnAttention, CausalBackwardWithHeadsSharingKv) {
 
 // deterministic = false: cuDNN's own choice of backward (atomic dq, as PyTorch's default) gets
 // a graph of its own beside the deterministic one, and the gradients of both agree with the CPU
-// backend. Hq = Hkv = 8 with the shape of the grouped problem whose causal dv cuDNN gets wrong
-// (above): the deterministic route is checked here on it too.
+// backend. Hq = Hkv = 8 with the shape of the grouped problem above: the deterministic route is
+// checked here on it too.
 TEST_F(CudnnAttention, NondeterministicBackwardAgreesWithTheCpuBackend) {
   const Device gpu = Device::cuda(0), cpu = Device::cpu();
   for (const bool causal : {false, true}) {

@@ -88,6 +88,42 @@ inline double half_subnormal_error(DType half) { return half == DType::F16 ? std
 inline std::vector<float> host(const Tensor& t) {
   return t.to(Device::cpu()).to(DType::F32).contiguous().to_vector<float>();
 }
+/// k or v ([B, Hkv, S, D]) repeated to `hq` heads as grouped-query attention reads them: query
+/// head h uses key/value head h / (hq / Hkv).
+inline Tensor repeat_heads(const Tensor& t, std::int64_t hq) {
+  const std::int64_t b = t.shape()[0], hkv = t.shape()[1], s = t.shape()[2], d = t.shape()[3];
+  return t.unsqueeze(2).expand({b, hkv, hq / hkv, s, d}).reshape({b, hq, s, d}).contiguous();
+}
+
+/// A grouped-query dk or dv (`got`, [B, Hkv, S, D] in F16/BF16) against the CPU backend's
+/// `expected`, allowing for how cuDNN (and PyTorch) compute it: one gradient per query head,
+/// each rounded to `half`, then summed over the group. Besides atol + rtol·|expected| an element
+/// may be off by 2u·Σ|g_h| over its group's heads (u: half_unit_roundoff; g_h: `per_head`, the
+/// CPU backend's [B, Hq, S, D] gradient of the problem with k and v repeated to the query heads):
+/// one u for each head's rounding, one for the sum's. Causal problems need it: early keys gather
+/// per-head gradients of size 1 whose group sum is small. "" when all hold, else the first
+/// element outside, as conformance::compare.
+inline std::string compare_grouped(const Tensor& got, const Tensor& expected, const Tensor& per_head, DType half,
+                                   double rtol, double atol) {
+  if (got.shape() != expected.shape()) return "shapes differ";
+  const std::int64_t b = got.shape()[0], hkv = got.shape()[1], hq = per_head.shape()[1];
+  const std::int64_t inner = got.numel() / (b * hkv), group = hq / hkv;
+  const std::vector<float> g = host(got), e = host(expected), h = host(per_head);
+  const double two_u = 2 * half_unit_roundoff(half);
+  for (std::int64_t i = 0; i < got.numel(); ++i) {
+    const std::int64_t outer = i / inner, at = i % inner;  // outer = batch·Hkv + kv head
+    double heads = 0;
+    for (std::int64_t j = 0; j < group; ++j) heads += std::fabs(h[(outer * group + j) * inner + at]);
+    const double bound = atol + rtol * std::fabs(e[i]) + two_u * heads;
+    const bool ok = std::isnan(e[i]) ? std::isnan(g[i]) : std::fabs(double(g[i]) - e[i]) <= bound;
+    if (!ok)
+      return "element " + std::to_string(i) + " of " + std::to_string(got.numel()) + ": got " + std::to_string(g[i]) +
+             ", expected " + std::to_string(e[i]) + " (bound " + std::to_string(bound) + ", of which " +
+             std::to_string(two_u * heads) + " for the group's per-head roundings)";
+  }
+  return "";
+}
+
 /// The bytes of a tensor's elements: "the same bits" must hold for NaN elements too, which
 /// compare unequal as floats.
 inline std::vector<std::uint8_t> bits(const Tensor& t) { return t.to(Device::cpu()).to_bytes(); }

@@ -314,7 +314,11 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) 
 // heads), each block small enough, one after another on one work area (the dP of one block at
 // a time), as the largest such block that divides the problem (one graph for all blocks). A
 // problem whose single key/value head's dP reaches the bound (self-attention with S >= 16·D·B·H,
-// e.g. the issue's B=1, H=16, S=32768, D=128) is declined and runs on the own kernels. Forward graphs need little.
+// e.g. the issue's B=1, H=16, S=32768, D=128) is declined and runs on the own kernels. Forward
+// graphs need little. Why 2 and not more: the issue bounds forward + backward at 4x the operands,
+// and the pool holds the operands besides the work area. Session 14 measured larger ratios
+// (FERRITE_CUDNN_SDPA_WORK_RATIO, an A/B branch): S=16384 causal backward 392 TFLOP/s at 2,
+// 421 at 4, 450 at 8 (PyTorch 528); B=8, H=16, S=4096, D=64 deterministic 274 / 278 / 279.
 constexpr std::int64_t kWorkAreaOperandRatio = 2;
 constexpr std::int64_t kWorkAreaFloor = std::int64_t(256) << 20;
 

@@ -42,8 +42,7 @@ bool masked_forward_eligible(const AttentionDesc& desc);
 /// Whether the backward of the masked `desc` may run on cuDNN: the same conditions as the
 /// forward (the graph takes the same bias). Fully masked rows (logsumexp -inf, as every forward
 /// route writes them) get dq = 0 and add nothing to dk/dv: cuDNN is handed their Stats as +inf
-/// (cudnn_sdpa.cpp: masked_backward). The front end's rule that causal grouped-query backwards
-/// stay off cuDNN (cuda_attention_ops.cpp) applies to masked ones too.
+/// (cudnn_sdpa.cpp: masked_backward).
 bool masked_backward_eligible(const AttentionDesc& desc);
 
 /// Whether cuDNN has a plan for the forward (backward) of the eligible `desc` on `device`,
