@@ -35,8 +35,8 @@ struct Problem {
 };
 
 // `name`_fwd and (unless forward_only) `name`_bwd of `pr`, and the backward's variants above.
-// Causal grouped-query backwards stay off cuDNN (its dv is wrong for some of them, see
-// src/cuda/attention/cuda_attention_ops.cpp) and run on the tiled F32 kernels.
+// Grouped-query backwards, causal too, run on cuDNN (since session 14; before, the causal ones
+// ran on the own kernels: src/cuda/attention/cuda_attention_ops.cpp says why and why no more).
 void add_problem(const BenchContext& ctx, std::vector<BenchCase>& cases, const Problem& pr) {
   const std::int64_t b = pr.b, hq = pr.hq, hkv = pr.hkv > 0 ? pr.hkv : pr.hq, s = pr.s, d = pr.d;
   const std::string heads =
@@ -91,7 +91,7 @@ void add_projection_views(const BenchContext& ctx, std::vector<BenchCase>& cases
 }
 
 // Masked problems: on cuDNN's SDPA with the mask as its bias (cuda_attention_ops.cpp, forward
-// since branch cudnnmask, backward since cudnnmaskbwd); with FERRITE_ATTENTION_CUDNN_MASKS=off
+// and backward since session 14); with FERRITE_ATTENTION_CUDNN_MASKS=off
 // on the F16/BF16 tensor-core kernels (attention_half_mma_fwd.cu, attention_half_mma_bwd.cu;
 // FERRITE_ATTENTION_HALF_FWD=simt: the general SIMT forward). `name`_keypad_fwd: a Bool
 // key-padding mask [B, 1, 1, S], batch b attending to its first S - b S / 16 keys, and

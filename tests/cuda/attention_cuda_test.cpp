@@ -74,9 +74,9 @@ TEST_F(CudnnAttention, SecondCallWithTheSameShapeBuildsNoGraph) {
 }
 
 // Head dims not multiples of 8 and F32 stay on the own kernels. The masked problem builds two
-// graphs, its forward's since branch cudnnmask and its backward's since branch cudnnmaskbwd
-// (masked F16/BF16 problems run on cuDNN with the mask as its bias,
-// attention_cudnn_mask_test.cpp), none with FERRITE_ATTENTION_CUDNN_MASKS=off.
+// graphs, its forward's and its backward's (since session 14 masked F16/BF16 problems run on
+// cuDNN with the mask as its bias, attention_cudnn_mask_test.cpp), none with
+// FERRITE_ATTENTION_CUDNN_MASKS=off.
 TEST_F(CudnnAttention, MaskedAndOddProblemsStayOnTheOwnKernels) {
   const char* masks_env = std::getenv("FERRITE_ATTENTION_CUDNN_MASKS");
   const bool masked_on_cudnn = masks_env == nullptr || *masks_env == '\0' || std::string(masks_env) == "on";

@@ -10,9 +10,9 @@
 // padding (each row's first keys hidden) for key padding, additive masks read in place and
 // copied (Sk not a multiple of 8); the own backward on cuDNN's forward against the CPU's; the
 // graph cache (a second call builds nothing, another mask layout builds a graph); and the A/B
-// switch's routing through the front end. Written in branch cudnnmask without a GPU: run first on
-// the H200 (docs/families/nn.md, "Masked forwards on cuDNN").
-// Backwards (CudnnMaskedBackward, branch cudnnmaskbwd, not yet run on a GPU either): cuDNN's
+// switch's routing through the front end (docs/families/nn.md, "Masked forwards on cuDNN"; first
+// run on the H200 in session 14, as the backwards below).
+// Backwards (CudnnMaskedBackward): cuDNN's
 // masked backward (cudnn_sdpa::backward with the mask) on cuDNN's masked forward against the own
 // F16/BF16 tensor-core backward (backward_half_mma) and the CPU backend, on the forward's cases
 // (causal grouped-query ones as multi-head; the front-end test has them grouped), fully masked rows
@@ -343,8 +343,8 @@ TEST_F(CudnnMaskedForward, AgreesWithTheOwnForwardAndTheCpu) {
   EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
 }
 
-// The backward through the front end (cuDNN's masked backward since branch cudnnmaskbwd; the own
-// kernels with FERRITE_ATTENTION_CUDNN_MASKS=off)
+// The backward through the front end (cuDNN's masked backward; the own kernels with
+// FERRITE_ATTENTION_CUDNN_MASKS=off)
 // reading cuDNN's out and logsumexp, against the CPU backend's forward and backward. Gradients sum many
 // terms: besides the elementwise tolerance each may be off by rtol / 10 of its tensor's largest
 // magnitude (the rounded out feeds delta = rowsum(dO * out)).
@@ -479,7 +479,7 @@ TEST_F(CudnnMaskedForward, NaNInTheMaskIsReported) {
   EXPECT_EQ(bad, 0u);
 }
 
-// ---- Masked backwards on cuDNN (branch cudnnmaskbwd) ----
+// ---- Masked backwards on cuDNN ----
 
 // The forward's cases for the backward, the causal grouped-query ones with Hkv = Hq: these tests
 // hold cuDNN's gradients to the own backward's with the plain tolerance, which grouped ones

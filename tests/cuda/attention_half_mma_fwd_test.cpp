@@ -366,7 +366,7 @@ TEST_F(HalfMmaForward, NaNAsTheSimtForward) {
 
 // Through the front end (nn::scaled_dot_product_attention: cuda_attention_ops.cpp routes masked
 // F16/BF16 forwards with D = 128 to this kernel unless FERRITE_ATTENTION_HALF_FWD=simt; since
-// branch cudnnmask only with FERRITE_ATTENTION_CUDNN_MASKS=off, else to cuDNN first) against
+// session 14 only with FERRITE_ATTENTION_CUDNN_MASKS=off, else to cuDNN first) against
 // the CPU backend at the conformance suite's CUDA-vs-CPU tolerance: a Bool key-padding mask
 // (batch 1 fully masked: out 0, logsumexp -inf) and an additive [1, 1, Sq, Sk] one, causal too.
 TEST_F(HalfMmaForward, RoutedThroughTheFrontEndAgreesWithTheCpuBackend) {

@@ -13,7 +13,7 @@
 // rows, and into accumulators of their own, added at the end (mma3_apart), in the score
 // products over the head dims.
 //
-// A third mode, 1xTF32 (Tf32Mode::single; not yet run on a GPU), for operands TF32 holds
+// A third mode, 1xTF32 (Tf32Mode::single; on the H200 since session 13), for operands TF32 holds
 // exactly: the F16/BF16 backward's widened q, k, v and dO (cuda_attention_ops.cpp,
 // backward_in_f32; F16 has 11 significant bits, BF16 8, TF32 11). Every product is one MMA of
 // big parts only, with no split and no cross terms: q, k, v and dO go to the tensor cores as
