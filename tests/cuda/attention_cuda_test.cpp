@@ -107,9 +107,10 @@ TEST_F(CudnnAttentionLarge, BenchmarkShapesHaveGraphs) {
 
 // The issue's memory bound: B=1, H=16, S=32768, D=128 BF16 forward + backward peaks below 4x
 // the bytes of q, k, v, out and their gradients. cuDNN's deterministic backward keeps its
-// block's S x S dP in its work area; even one head's (2 GiB) reaches the bound of twice the
-// operands (cudnn_sdpa.cpp), so the backward's graph is declined and the backward runs on the
-// own F16/BF16 tensor-core kernels (attention_half_mma_bwd.cu).
+// block's S x S dP in its work area: one head's is 2 GiB, below the bound of 2.5x the 1 GiB of
+// operands (cudnn_sdpa.cpp: work_area_bound), so the backward runs on cuDNN in blocks of one
+// head (the largest that fits), the pool then holding the operands and one block's work area.
+// Its gradients agree with cuDNN's non-deterministic backward (one graph, no dP work area).
 TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   const Device gpu = Device::cuda(0);
   const std::int64_t b = 1, h = 16, s = 32768, d = 128;
@@ -124,9 +125,33 @@ TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   const std::int64_t peak = memory_stats(gpu).peak_bytes;
   EXPECT_LT(peak, 4 * 8 * tensor_bytes) << "peak " << peak << " bytes";
   EXPECT_EQ(sdpa::cache_info(0).misses, 2);
-  EXPECT_EQ(sdpa::cache_info(0).unsupported, 1) << "the backward's graph is declined for its work area";
+  EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
+  const nn::AttentionOptions fast{.causal = true, .deterministic = false};
+  const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
+  EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic";
+  EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic";
+  EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic";
+}
+
+// A deterministic backward whose single key/value head's dP reaches the bound is declined (the
+// reason names it) and runs on the own kernels: B=1, H=1, S=16384, D=64 has 16 MiB of operands,
+// so the bound is the 256 MiB floor, and one head's dP is 512 MiB. The own backward's gradients
+// agree with cuDNN's non-deterministic one (which keeps no dP and so takes the problem).
+TEST_F(CudnnAttentionLarge, OneHeadsDpAtTheBoundIsDeclined) {
+  const Device gpu = Device::cuda(0);
+  const Qkv x = inputs(1, 1, 1, 16384, 16384, 64, DType::BF16, gpu);
+  const nn::AttentionOptions o{.causal = true};
+  const auto f = nn::scaled_dot_product_attention(x.q, x.k, x.v, o);
+  const auto g = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+  EXPECT_EQ(sdpa::cache_info(0).misses, 2);
+  EXPECT_EQ(sdpa::cache_info(0).unsupported, 1) << "the deterministic backward's graph is declined";
   EXPECT_NE(sdpa::cache_info(0).last_unsupported_reason.find("one key/value head's dP"), std::string::npos)
       << sdpa::cache_info(0).last_unsupported_reason;
+  const nn::AttentionOptions fast{.causal = true, .deterministic = false};
+  const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
+  EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq, own kernels against cuDNN's non-deterministic";
+  EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk, own kernels against cuDNN's non-deterministic";
+  EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv, own kernels against cuDNN's non-deterministic";
 }
 
 // A deterministic backward whose whole dP would pass the work-area bound runs in blocks, one

@@ -308,18 +308,21 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) 
 // picks for set_deterministic_algorithm) keeps dP = dO vᵀ for all of its graph's [B, Hq, Sq, Sk]
 // in its work area: 2·B·Hq·Sq·Sk bytes, the score matrix's size, 4x the operands at B=8, H=16,
 // S=4096, D=128 and 16x at S=16384. ferrite's attention memory stays O(B·H·S·D): a graph's work
-// area is at most twice the bytes of its whole problem's operands (q, k, v, out, dO, dq, dk, dv),
-// or 256 MiB where that is more. A deterministic backward whose whole work area would be larger
-// runs in blocks of batches (all heads), or of one batch's key/value heads (with their query
-// heads), each block small enough, one after another on one work area (the dP of one block at
-// a time), as the largest such block that divides the problem (one graph for all blocks). A
-// problem whose single key/value head's dP reaches the bound (self-attention with S >= 16·D·B·H,
-// e.g. the issue's B=1, H=16, S=32768, D=128) is declined and runs on the own kernels. Forward
-// graphs need little. Why 2 and not more: the issue bounds forward + backward at 4x the operands,
-// and the pool holds the operands besides the work area. Session 14 measured larger ratios
-// (FERRITE_CUDNN_SDPA_WORK_RATIO, an A/B branch): S=16384 causal backward 392 TFLOP/s at 2,
-// 421 at 4, 450 at 8 (PyTorch 528); B=8, H=16, S=4096, D=64 deterministic 274 / 278 / 279.
-constexpr std::int64_t kWorkAreaOperandRatio = 2;
+// area is at most 2.5 times the bytes of its whole problem's operands (q, k, v, out, dO, dq, dk,
+// dv), or 256 MiB where that is more. A deterministic backward whose whole work area would be
+// larger runs in blocks of batches (all heads), or of one batch's key/value heads (with their
+// query heads), each block small enough, one after another on one work area (the dP of one block
+// at a time), as the largest such block that divides the problem (one graph for all blocks). A
+// problem whose single key/value head's dP reaches the bound (self-attention with S >= 20·D·B·H)
+// is declined and runs on the own kernels. Forward graphs need little.
+// Why 2.5: the issue bounds the pool's peak over forward + backward at 4x the operands, and the
+// pool holds the operands themselves besides the work area (and the logsumexp, B·Hq·Sq floats):
+// 1 + 2.5 leaves half the operands' bytes spare. Session 14 measured the S=16384 causal backward
+// (B=1, H=32, D=128: 1 GiB of operands, 512 MiB of dP a head) at 392 TFLOP/s with 2x (blocks of
+// 2 heads), 421 with 4x (blocks of 4 heads, which 2.5x allows too), 450 with 8x (PyTorch 528);
+// and 2.5x moves the issue's B=1, H=16, S=32768 backward (2 GiB of dP a head, 1 GiB of operands)
+// from the own kernels to cuDNN in blocks of one head.
+constexpr std::int64_t kWorkAreaHalfOperands = 5;  // the bound in halves of the operands: 2.5x
 constexpr std::int64_t kWorkAreaFloor = std::int64_t(256) << 20;
 
 std::int64_t operand_bytes(const AttentionDesc& d) {
@@ -328,11 +331,11 @@ std::int64_t operand_bytes(const AttentionDesc& d) {
 }
 
 std::int64_t work_area_bound(const AttentionDesc& d) {
-  return std::max(kWorkAreaOperandRatio * operand_bytes(d), kWorkAreaFloor);
+  return std::max(kWorkAreaHalfOperands * operand_bytes(d) / 2, kWorkAreaFloor);
 }
 
 std::string bound_text(const AttentionDesc& d) {
-  return std::to_string(work_area_bound(d)) + " (" + std::to_string(kWorkAreaOperandRatio) + "x the operands' " +
+  return std::to_string(work_area_bound(d)) + " (2.5x the operands' " +
          std::to_string(operand_bytes(d)) + " bytes, at least 256 MiB)";
 }
 
