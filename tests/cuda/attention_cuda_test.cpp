@@ -55,6 +55,18 @@ void forward_and_backward(const Qkv& x, const nn::AttentionOptions& o) {
   (void)nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
 }
 
+// The deterministic backward's gradients `g` against cuDNN's non-deterministic backward of the
+// same problem (one graph, no dP work area) at BF16's tolerance; dk and dv too unless `dq_only`.
+void expect_near_nondeterministic(const nn::AttentionGrads& g, const Qkv& x, const nn::AttentionResult& f,
+                                  nn::AttentionOptions o, const std::string& what, bool dq_only = false) {
+  o.deterministic = false;
+  const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+  EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic, " << what;
+  if (dq_only) return;
+  EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic, " << what;
+  EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic, " << what;
+}
+
 TEST_F(CudnnAttention, SecondCallWithTheSameShapeBuildsNoGraph) {
   const Qkv x = inputs(2, 4, 4, 64, 64, 64, DType::BF16, Device::cuda(0));
   forward_and_backward(x, {.causal = true});
@@ -126,11 +138,7 @@ TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   EXPECT_LT(peak, 4 * 8 * tensor_bytes) << "peak " << peak << " bytes";
   EXPECT_EQ(sdpa::cache_info(0).misses, 2);
   EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
-  const nn::AttentionOptions fast{.causal = true, .deterministic = false};
-  const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
-  EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic";
-  EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic";
-  EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic";
+  expect_near_nondeterministic(g, x, f, o, "cuDNN in blocks of one head");
 }
 
 // A deterministic backward whose single key/value head's dP reaches the bound is declined (the
@@ -147,11 +155,7 @@ TEST_F(CudnnAttentionLarge, OneHeadsDpAtTheBoundIsDeclined) {
   EXPECT_EQ(sdpa::cache_info(0).unsupported, 1) << "the deterministic backward's graph is declined";
   EXPECT_NE(sdpa::cache_info(0).last_unsupported_reason.find("one key/value head's dP"), std::string::npos)
       << sdpa::cache_info(0).last_unsupported_reason;
-  const nn::AttentionOptions fast{.causal = true, .deterministic = false};
-  const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
-  EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq, own kernels against cuDNN's non-deterministic";
-  EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk, own kernels against cuDNN's non-deterministic";
-  EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv, own kernels against cuDNN's non-deterministic";
+  expect_near_nondeterministic(g, x, f, o, "the own kernels");
 }
 
 // A deterministic backward whose whole dP would pass the work-area bound runs in blocks, one
@@ -184,13 +188,7 @@ TEST_F(CudnnAttentionLarge, DeterministicBackwardRunsInBlocks) {
       EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << what << ": " << sdpa::cache_info(0).last_unsupported_reason;
       attention_test::expect_same_as_blocks(g, {grouped, hq / hkv}, blocks, x.grad_out, x.q, x.k, x.v, f.out,
                                             f.logsumexp, [&](std::int64_t) { return o; }, what);
-      const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
-      const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
-      EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic, " << what;
-      if (!(grouped && causal)) {
-        EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic, " << what;
-        EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic, " << what;
-      }
+      expect_near_nondeterministic(g, x, f, o, what, grouped && causal);
       EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << what << ": " << sdpa::cache_info(0).last_unsupported_reason;
     }
 }
