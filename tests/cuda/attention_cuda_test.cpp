@@ -128,6 +128,9 @@ TEST_F(CudnnAttentionLarge, IssueMemoryBoundHolds) {
   EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
   const nn::AttentionOptions fast{.causal = true, .deterministic = false};
   const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
+  // The comparison below is with cuDNN's non-deterministic graph only if it was built and planned.
+  EXPECT_EQ(sdpa::cache_info(0).misses, 3) << "the non-deterministic backward's graph";
+  EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << sdpa::cache_info(0).last_unsupported_reason;
   EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic";
   EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic";
   EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv against the non-deterministic";
@@ -149,6 +152,11 @@ TEST_F(CudnnAttentionLarge, OneHeadsDpAtTheBoundIsDeclined) {
       << sdpa::cache_info(0).last_unsupported_reason;
   const nn::AttentionOptions fast{.causal = true, .deterministic = false};
   const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
+  // Were the non-deterministic graph declined too, n would be the own kernels' gradients again and
+  // the comparison below could not fail: its graph must be built and planned.
+  EXPECT_EQ(sdpa::cache_info(0).misses, 3) << "the non-deterministic backward's graph";
+  EXPECT_EQ(sdpa::cache_info(0).unsupported, 1) << "the non-deterministic backward's graph is planned: "
+                                                << sdpa::cache_info(0).last_unsupported_reason;
   EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq, own kernels against cuDNN's non-deterministic";
   EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk, own kernels against cuDNN's non-deterministic";
   EXPECT_EQ(conformance::compare(g.dv, n.dv, {3e-2, 1e-2}), "") << "dv, own kernels against cuDNN's non-deterministic";
