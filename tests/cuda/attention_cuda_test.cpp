@@ -57,10 +57,17 @@ void forward_and_backward(const Qkv& x, const nn::AttentionOptions& o) {
 
 // The deterministic backward's gradients `g` against cuDNN's non-deterministic backward of the
 // same problem (one graph, no dP work area) at BF16's tolerance; dk and dv too unless `dq_only`.
+// That graph must be planned (the call's lookup adds no unsupported entry): declined, the own
+// kernels would run it, and a `g` from the own kernels would be compared with itself.
 void expect_near_nondeterministic(const nn::AttentionGrads& g, const Qkv& x, const nn::AttentionResult& f,
                                   nn::AttentionOptions o, const std::string& what, bool dq_only = false) {
   o.deterministic = false;
+  const sdpa::CacheInfo before = sdpa::cache_info(0);
   const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, o);
+  const sdpa::CacheInfo after = sdpa::cache_info(0);
+  EXPECT_GT(after.misses + after.hits, before.misses + before.hits) << "the non-deterministic backward, " << what;
+  EXPECT_EQ(after.unsupported, before.unsupported)
+      << "the non-deterministic backward's graph is planned, " << what << ": " << after.last_unsupported_reason;
   EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic, " << what;
   if (dq_only) return;
   EXPECT_EQ(conformance::compare(g.dk, n.dk, {3e-2, 1e-2}), "") << "dk against the non-deterministic, " << what;

@@ -313,8 +313,9 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) 
 // larger runs in blocks of batches (all heads), or of one batch's key/value heads (with their
 // query heads), each block small enough, one after another on one work area (the dP of one block
 // at a time), as the largest such block that divides the problem (one graph for all blocks). A
-// problem whose single key/value head's dP reaches the bound (self-attention with S >= 20·D·B·H)
-// is declined and runs on the own kernels. Forward graphs need little.
+// problem whose single key/value head's dP reaches the bound (self-attention with D = Dv: both
+// S >= 20·D·B·H and S >= 11586, where 2·S² reaches the 256 MiB floor) is declined and runs on the
+// own kernels. Forward graphs need little.
 // Why 2.5: the issue bounds the pool's peak over forward + backward at 4x the operands, and the
 // pool holds the operands themselves besides the work area (and the logsumexp, B·Hq·Sq floats):
 // 1 + 2.5 leaves half the operands' bytes spare. Session 14 measured the S=16384 causal backward
