@@ -325,6 +325,7 @@ std::string plan(fe::graph::Graph& g, cudnnHandle_t handle, bool deterministic) 
 // from the own kernels to cuDNN in blocks of one head.
 constexpr std::int64_t kWorkAreaHalfOperands = 5;  // the bound in halves of the operands: 2.5x
 constexpr std::int64_t kWorkAreaFloor = std::int64_t(256) << 20;
+constexpr std::int64_t kMaxDpElements = std::int64_t(1) << 31;  // a block's dP stays below it
 
 std::int64_t operand_bytes(const AttentionDesc& d) {
   // q, out, dO, dq over the query side; k, v, dk, dv over the key side; two bytes each.
@@ -396,8 +397,12 @@ Graph build(const AttentionDesc& d, bool backward, cudnnHandle_t handle, int mul
     std::string why;  // of this implementation's largest block tried
     for (const Chunk c : candidate_blocks(d, backward)) {
       const AttentionDesc block = block_of(d, c);
-      // The dP alone fills the bound (the work area is never smaller): not worth a build.
-      if (blocked_dp && 2 * block.batch * block.heads_q * d.seq_q * d.seq_k >= bound) continue;
+      // The dP alone fills the bound (the work area is never smaller): not worth a build. Nor is
+      // a dP of 2^31 elements or more (at 2.5x the B=8, H=16, S=4096, D=256 backward's whole dP,
+      // 2^31 elements, would fit): ferrite hands cuDNN no tensor that large (eligible()), and no
+      // GPU run has checked cuDNN's gradients past 32-bit element offsets.
+      const std::int64_t dp_elements = block.batch * block.heads_q * d.seq_q * d.seq_k;
+      if (blocked_dp && (2 * dp_elements >= bound || dp_elements >= kMaxDpElements)) continue;
       bool work_area_only = false;
       try {
         auto g = backward ? backward_graph(block, bias) : forward_graph(block, impl, bias);
