@@ -199,7 +199,7 @@ Result run(const Problem& p, bool cudnn) {
   ptr.logsumexp = r.lse.mutable_data_ptr();
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   if (cudnn) {
-    EXPECT_TRUE(sdpa::masked_forward_eligible(d)) << c.what(p.dtype);
+    EXPECT_TRUE(sdpa::masked_eligible(d)) << c.what(p.dtype);
     EXPECT_TRUE(sdpa::forward(d, ptr, 0, stream0()))
         << c.what(p.dtype) << ": no plan, " << sdpa::cache_info(0).last_unsupported_reason;
   } else {
@@ -508,7 +508,7 @@ Grads run_backward(const Problem& p, const Result& f, bool cudnn, bool determini
   ptr.mask = p.mask.data_ptr();
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   if (cudnn) {
-    EXPECT_TRUE(sdpa::masked_backward_eligible(d)) << p.c.what(p.dtype);
+    EXPECT_TRUE(sdpa::masked_eligible(d)) << p.c.what(p.dtype);
     EXPECT_TRUE(sdpa::backward(d, ptr, 0, stream0()))
         << p.c.what(p.dtype) << ": no plan, " << sdpa::cache_info(0).last_unsupported_reason;
   } else {
