@@ -157,22 +157,8 @@ TEST_F(CudnnAttentionLarge, DeterministicBackwardRunsInBlocks) {
                                (causal ? ", causal" : "");
       EXPECT_LT(memory_stats(gpu).peak_bytes - before, whole_dp / 2) << what;
       EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << what << ": " << sdpa::cache_info(0).last_unsupported_reason;
-      // The blocks as problems of their own, their gradients side by side.
-      std::vector<Tensor> dq, dk, dv;
-      for (std::int64_t i = 0; i < blocks; ++i) {
-        auto q_side = [&](const Tensor& t) { return grouped ? t.slice(1, 4 * i, 4 * i + 4) : t.slice(0, i, i + 1); };
-        auto kv_side = [&](const Tensor& t) { return grouped ? t.slice(1, i, i + 1) : t.slice(0, i, i + 1); };
-        const auto part = nn::scaled_dot_product_attention_backward(
-            q_side(x.grad_out), q_side(x.q), kv_side(x.k), kv_side(x.v), q_side(f.out),
-            grouped ? f.logsumexp.slice(1, 4 * i, 4 * i + 4) : f.logsumexp.slice(0, i, i + 1), o);
-        dq.push_back(part.dq);
-        dk.push_back(part.dk);
-        dv.push_back(part.dv);
-      }
-      const std::int64_t axis = grouped ? 1 : 0;
-      EXPECT_EQ(conformance::compare(g.dq, cat(dq, axis), {0, 0}), "") << "dq, " << what;
-      EXPECT_EQ(conformance::compare(g.dk, cat(dk, axis), {0, 0}), "") << "dk, " << what;
-      EXPECT_EQ(conformance::compare(g.dv, cat(dv, axis), {0, 0}), "") << "dv, " << what;
+      attention_test::expect_same_as_blocks(g, {grouped, hq / hkv}, blocks, x.grad_out, x.q, x.k, x.v, f.out,
+                                            f.logsumexp, [&](std::int64_t) { return o; }, what);
       const nn::AttentionOptions fast{.causal = causal, .deterministic = false};
       const auto n = nn::scaled_dot_product_attention_backward(x.grad_out, x.q, x.k, x.v, f.out, f.logsumexp, fast);
       EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic, " << what;

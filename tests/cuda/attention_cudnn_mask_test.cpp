@@ -648,24 +648,11 @@ TEST_F(CudnnMaskedBackwardLarge, DeterministicBackwardRunsInBlocks) {
     EXPECT_LT(memory_stats(gpu).peak_bytes - before, whole_dp / 2) << what;
     EXPECT_EQ(sdpa::cache_info(0).misses, 2) << what << ": the masked forward's graph and the backward's";
     EXPECT_EQ(sdpa::cache_info(0).unsupported, 0) << what << ": " << sdpa::cache_info(0).last_unsupported_reason;
-    // The blocks as problems of their own, their gradients side by side.
-    std::vector<Tensor> dq, dk, dv;
-    for (std::int64_t i = 0; i < blocks; ++i) {
-      auto q_side = [&](const Tensor& t) { return grouped ? t.slice(1, 4 * i, 4 * i + 4) : t.slice(0, i, i + 1); };
-      auto kv_side = [&](const Tensor& t) { return grouped ? t.slice(1, i, i + 1) : t.slice(0, i, i + 1); };
-      const Tensor part_mask = variant == 1 ? mask : q_side(mask);
-      const nn::AttentionOptions po{.causal = causal, .mask = part_mask};
-      const auto part = nn::scaled_dot_product_attention_backward(
-          q_side(grad_out), q_side(q), kv_side(k), kv_side(v), q_side(f.out),
-          grouped ? f.logsumexp.slice(1, 4 * i, 4 * i + 4) : f.logsumexp.slice(0, i, i + 1), po);
-      dq.push_back(part.dq);
-      dk.push_back(part.dk);
-      dv.push_back(part.dv);
-    }
-    const std::int64_t axis = grouped ? 1 : 0;
-    EXPECT_EQ(conformance::compare(g.dq, cat(dq, axis), {0, 0}), "") << "dq, " << what;
-    EXPECT_EQ(conformance::compare(g.dk, cat(dk, axis), {0, 0}), "") << "dk, " << what;
-    EXPECT_EQ(conformance::compare(g.dv, cat(dv, axis), {0, 0}), "") << "dv, " << what;
+    // The blocks as problems of their own (the [1, 1, S, S] mask is every block's).
+    const attention_test::BlockSlices at{grouped, hq / hkv};
+    attention_test::expect_same_as_blocks(g, at, blocks, grad_out, q, k, v, f.out, f.logsumexp, [&](std::int64_t i) {
+      return nn::AttentionOptions{.causal = causal, .mask = variant == 1 ? mask : at.query_side(mask, i)};
+    }, what);
     const nn::AttentionOptions fast{.causal = causal, .mask = mask, .deterministic = false};
     const auto n = nn::scaled_dot_product_attention_backward(grad_out, q, k, v, f.out, f.logsumexp, fast);
     EXPECT_EQ(conformance::compare(g.dq, n.dq, {3e-2, 1e-2}), "") << "dq against the non-deterministic, " << what;

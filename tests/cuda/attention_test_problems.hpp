@@ -11,12 +11,14 @@
 
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include <cuda_runtime_api.h>
 
+#include "conformance/conformance.hpp"
 #include "cuda/attention/attention_kernels.cuh"
 #include "ferrite/backend_families/attention_ops.hpp"
 #include "ferrite/cuda.hpp"
@@ -175,6 +177,44 @@ inline void expect_same_bits(const Grads& again, const Grads& first, const std::
   EXPECT_EQ(bits(again.dq), bits(first.dq)) << "dq repeats, " << what;
   EXPECT_EQ(bits(again.dk), bits(first.dk)) << "dk repeats, " << what;
   EXPECT_EQ(bits(again.dv), bits(first.dv)) << "dv repeats, " << what;
+}
+
+/// The blocks a deterministic cuDNN backward runs in (cudnn_sdpa.cpp: candidate_blocks), as
+/// slices: one batch each, or (`grouped`) one key/value head each with its `group` query heads.
+struct BlockSlices {
+  bool grouped;
+  std::int64_t group;
+  /// Block i of a query-side tensor: q, out, dO, a per-head mask ([B, Hq, ...]) or the
+  /// logsumexp ([B, Hq, Sq]).
+  Tensor query_side(const Tensor& t, std::int64_t i) const {
+    return grouped ? t.slice(1, group * i, group * (i + 1)) : t.slice(0, i, i + 1);
+  }
+  /// Block i of k or v.
+  Tensor kv_side(const Tensor& t, std::int64_t i) const {
+    return grouped ? t.slice(1, i, i + 1) : t.slice(0, i, i + 1);
+  }
+};
+
+/// The whole backward's gradients `g` bit for bit those of its `blocks` blocks run as problems of
+/// their own (`options_of(i)`: block i's options, its mask sliced where it has one), side by side.
+inline void expect_same_as_blocks(const nn::AttentionGrads& g, const BlockSlices& at, std::int64_t blocks,
+                                  const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v,
+                                  const Tensor& out, const Tensor& logsumexp,
+                                  const std::function<nn::AttentionOptions(std::int64_t)>& options_of,
+                                  const std::string& what) {
+  std::vector<Tensor> dq, dk, dv;
+  for (std::int64_t i = 0; i < blocks; ++i) {
+    const auto part = nn::scaled_dot_product_attention_backward(
+        at.query_side(grad_out, i), at.query_side(q, i), at.kv_side(k, i), at.kv_side(v, i), at.query_side(out, i),
+        at.query_side(logsumexp, i), options_of(i));
+    dq.push_back(part.dq);
+    dk.push_back(part.dk);
+    dv.push_back(part.dv);
+  }
+  const std::int64_t axis = at.grouped ? 1 : 0;
+  EXPECT_EQ(conformance::compare(g.dq, cat(dq, axis), {0, 0}), "") << "dq, " << what;
+  EXPECT_EQ(conformance::compare(g.dk, cat(dk, axis), {0, 0}), "") << "dk, " << what;
+  EXPECT_EQ(conformance::compare(g.dv, cat(dv, axis), {0, 0}), "") << "dv, " << what;
 }
 
 }  // namespace ferrite::attention_test
