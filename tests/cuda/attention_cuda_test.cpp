@@ -280,9 +280,7 @@ TEST_F(CudnnAttention, CausalBackwardWithHeadsSharingKv) {
     for (const std::int64_t s : {200, 256})
       for (const bool shared : {false, true}) {
         const Qkv drawn = inputs(b, h, shared ? 2 : h, s, s, d, DType::BF16, gpu);
-        auto heads = [&](const Tensor& t) {
-          return shared ? t.unsqueeze(2).expand({b, 2, h / 2, s, d}).reshape({b, h, s, d}).contiguous() : t;
-        };
+        auto heads = [&](const Tensor& t) { return shared ? attention_test::repeat_heads(t, h) : t; };
         const Qkv x{drawn.q, heads(drawn.k), heads(drawn.v), drawn.grad_out};
         const Qkv on_cpu{x.q.to(cpu), x.k.to(cpu), x.v.to(cpu), x.grad_out.to(cpu)};
         const nn::AttentionOptions o{.causal = true};

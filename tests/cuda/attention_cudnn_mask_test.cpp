@@ -199,7 +199,7 @@ Result run(const Problem& p, bool cudnn) {
   ptr.logsumexp = r.lse.mutable_data_ptr();
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   if (cudnn) {
-    EXPECT_TRUE(sdpa::masked_forward_eligible(d)) << c.what(p.dtype);
+    EXPECT_TRUE(sdpa::masked_eligible(d)) << c.what(p.dtype);
     EXPECT_TRUE(sdpa::forward(d, ptr, 0, stream0()))
         << c.what(p.dtype) << ": no plan, " << sdpa::cache_info(0).last_unsupported_reason;
   } else {
@@ -365,10 +365,8 @@ TEST_F(CudnnMaskedForward, OwnBackwardOnCudnnForwardAgreesWithTheCpu) {
       const double rtol = rtol_of(dtype), atol = atol_of(dtype);
       const std::array<std::pair<Tensor, Tensor>, 3> grads{{{g.dq, gc.dq}, {g.dk, gc.dk}, {g.dv, gc.dv}}};
       const char* names[] = {"dq", "dk", "dv"};
-      // Grouped dk and dv: cuDNN rounds each query head's gradient before summing the group, so
-      // an element may also be off by 2u·Σ|per-head gradient| over its group
-      // (attention_test_problems.hpp: compare_grouped); the per-head gradients are the CPU
-      // backend's with k and v repeated to the query heads.
+      // Grouped dk and dv: cuDNN rounds each query head's gradient before summing the group
+      // (attention_test_problems.hpp: grouped_rounding_slack).
       const std::int64_t group = c.hq / c.hkv;
       nn::AttentionGrads per_head;
       if (group > 1)
@@ -376,15 +374,9 @@ TEST_F(CudnnMaskedForward, OwnBackwardOnCudnnForwardAgreesWithTheCpu) {
                                                              attention_test::repeat_heads(vc, c.hq), fc.out, fc.logsumexp, oc);
       for (std::size_t t = 0; t < 3; ++t) {
         const std::vector<float> a = host(grads[t].first), e = host(grads[t].second);
-        std::vector<double> slack(a.size(), 0.0);
-        if (group > 1 && t > 0) {
-          const std::vector<float> h = host(t == 1 ? per_head.dk : per_head.dv);
-          const std::size_t inner = a.size() / static_cast<std::size_t>(c.b * c.hkv);
-          for (std::size_t n = 0; n < a.size(); ++n)
-            for (std::int64_t j = 0; j < group; ++j)
-              slack[n] += 2 * attention_test::half_unit_roundoff(dtype) *
-                          std::abs(h[((n / inner) * group + j) * inner + n % inner]);
-        }
+        const std::vector<double> slack =
+            group > 1 && t > 0 ? attention_test::grouped_rounding_slack(t == 1 ? per_head.dk : per_head.dv, c.hkv, dtype)
+                               : std::vector<double>(a.size(), 0.0);
         double largest = 0;
         for (float x : e) largest = std::max(largest, std::abs(static_cast<double>(x)));
         std::size_t bad = 0;
@@ -508,7 +500,7 @@ Grads run_backward(const Problem& p, const Result& f, bool cudnn, bool determini
   ptr.mask = p.mask.data_ptr();
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
   if (cudnn) {
-    EXPECT_TRUE(sdpa::masked_backward_eligible(d)) << p.c.what(p.dtype);
+    EXPECT_TRUE(sdpa::masked_eligible(d)) << p.c.what(p.dtype);
     EXPECT_TRUE(sdpa::backward(d, ptr, 0, stream0()))
         << p.c.what(p.dtype) << ": no plan, " << sdpa::cache_info(0).last_unsupported_reason;
   } else {

@@ -97,31 +97,42 @@ inline Tensor repeat_heads(const Tensor& t, std::int64_t hq) {
   return t.unsqueeze(2).expand({b, hkv, hq / hkv, s, d}).reshape({b, hq, s, d}).contiguous();
 }
 
+/// What cuDNN (and PyTorch) may add to each element of a grouped-query dk or dv ([B, Hkv, S, D])
+/// by computing it as one gradient per query head, each rounded to `half`, then summed over the
+/// group: 2u·Σ|g_h| over the element's group of heads (u: half_unit_roundoff; g_h: `per_head`,
+/// the CPU backend's [B, Hq, S, D] gradient of the problem with k and v repeated to the query
+/// heads, repeat_heads), one u for each head's rounding, one for the sum's. Causal problems need
+/// it: early keys gather per-head gradients of size 1 whose group sum is small.
+inline std::vector<double> grouped_rounding_slack(const Tensor& per_head, std::int64_t hkv, DType half) {
+  const std::int64_t b = per_head.shape()[0], hq = per_head.shape()[1], group = hq / hkv;
+  const std::int64_t inner = per_head.numel() / (b * hq);  // one head's S·D elements
+  const std::vector<float> h = host(per_head);
+  const double two_u = 2 * half_unit_roundoff(half);
+  std::vector<double> slack(static_cast<std::size_t>(b * hkv * inner), 0.0);
+  for (std::size_t i = 0; i < slack.size(); ++i) {
+    const std::size_t outer = i / inner, at = i % inner;  // outer = batch·Hkv + kv head
+    double heads = 0;
+    for (std::int64_t j = 0; j < group; ++j) heads += std::fabs(h[(outer * group + j) * inner + at]);
+    slack[i] = two_u * heads;
+  }
+  return slack;
+}
+
 /// A grouped-query dk or dv (`got`, [B, Hkv, S, D] in F16/BF16) against the CPU backend's
-/// `expected`, allowing for how cuDNN (and PyTorch) compute it: one gradient per query head,
-/// each rounded to `half`, then summed over the group. Besides atol + rtol·|expected| an element
-/// may be off by 2u·Σ|g_h| over its group's heads (u: half_unit_roundoff; g_h: `per_head`, the
-/// CPU backend's [B, Hq, S, D] gradient of the problem with k and v repeated to the query heads):
-/// one u for each head's rounding, one for the sum's. Causal problems need it: early keys gather
-/// per-head gradients of size 1 whose group sum is small. "" when all hold, else the first
-/// element outside, as conformance::compare.
+/// `expected`: besides atol + rtol·|expected| an element may be off by grouped_rounding_slack.
+/// "" when all hold, else the first element outside, as conformance::compare.
 inline std::string compare_grouped(const Tensor& got, const Tensor& expected, const Tensor& per_head, DType half,
                                    double rtol, double atol) {
   if (got.shape() != expected.shape()) return "shapes differ";
-  const std::int64_t b = got.shape()[0], hkv = got.shape()[1], hq = per_head.shape()[1];
-  const std::int64_t inner = got.numel() / (b * hkv), group = hq / hkv;
-  const std::vector<float> g = host(got), e = host(expected), h = host(per_head);
-  const double two_u = 2 * half_unit_roundoff(half);
-  for (std::int64_t i = 0; i < got.numel(); ++i) {
-    const std::int64_t outer = i / inner, at = i % inner;  // outer = batch·Hkv + kv head
-    double heads = 0;
-    for (std::int64_t j = 0; j < group; ++j) heads += std::fabs(h[(outer * group + j) * inner + at]);
-    const double bound = atol + rtol * std::fabs(e[i]) + two_u * heads;
+  const std::vector<float> g = host(got), e = host(expected);
+  const std::vector<double> slack = grouped_rounding_slack(per_head, got.shape()[1], half);
+  for (std::size_t i = 0; i < g.size(); ++i) {
+    const double bound = atol + rtol * std::fabs(e[i]) + slack[i];
     const bool ok = std::isnan(e[i]) ? std::isnan(g[i]) : std::fabs(double(g[i]) - e[i]) <= bound;
     if (!ok)
       return "element " + std::to_string(i) + " of " + std::to_string(got.numel()) + ": got " + std::to_string(g[i]) +
              ", expected " + std::to_string(e[i]) + " (bound " + std::to_string(bound) + ", of which " +
-             std::to_string(two_u * heads) + " for the group's per-head roundings)";
+             std::to_string(slack[i]) + " for the group's per-head roundings)";
   }
   return "";
 }

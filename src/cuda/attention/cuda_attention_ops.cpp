@@ -21,8 +21,8 @@
 // The own backward's per-row scratch and cuDNN's work area come from the device pool.
 // Masked F16/BF16 forwards (Bool or additive, causal or not) go to cuDNN too, the mask as its
 // additive bias, fully masked rows then set to ferrite's out = 0, logsumexp = -inf
-// (cudnn_sdpa::masked_forward_eligible), and so do their backwards (the same bias, the dead rows'
-// Stats +inf so that their gradients are 0: cudnn_sdpa::masked_backward_eligible);
+// (cudnn_sdpa::masked_eligible), and so do their backwards (the same bias, the dead rows'
+// Stats +inf so that their gradients are 0);
 // FERRITE_ATTENTION_CUDNN_MASKS=off keeps both off it. A F16/BF16 forward
 // that cuDNN does not take runs on the F16/BF16 tensor-core forward where it fits
 // (forward_in_dtype), else on the general kernels.
@@ -53,16 +53,6 @@ bool aligned16(std::initializer_list<const void*> pointers) {
     if (reinterpret_cast<std::uintptr_t>(p) % 16 != 0) return false;
   return true;
 }
-
-// Grouped-query backwards on cuDNN, causal ones too: cuDNN computes dk and dv per query head in
-// F16/BF16 and sums each group of heads (as PyTorch does: FlashAttention's dk/dv expanded to the
-// query heads, then summed), so they carry up to group x the rounding of one head's gradient, not
-// one rounding of an F32 sum as the own kernels and the CPU backend. Where early keys gather
-// large per-head gradients (causal) that exceeds the plain F16/BF16 tolerance: sessions 12 and
-// 13 took it for a cuDNN fault (dv -0.0898 against -0.0762 at key 0 of batch 1, B=2, Hq=8, Hkv=2,
-// S=200, D=128 BF16) and kept these backwards on the own kernels at a third of PyTorch's speed;
-// session 14's probe showed cuDNN's per-head gradients agree with the CPU backend's. The tests
-// hold grouped gradients to that bound (attention_test_problems.hpp: compare_grouped).
 
 // The own kernels index dense row-major operands. A view reaches them only if cuDNN declined a
 // call that reads_views accepted, which its cached plan rules out: say so rather than read
@@ -206,17 +196,20 @@ bool cudnn_masks() {
   return on;
 }
 
-// Whether cuDNN may take this forward: unmasked problems as before; masked ones when the switch
-// above allows (it is read only when a masked problem comes).
-bool cudnn_forward_candidate(const AttentionDesc& desc) {
+// Whether cuDNN may take this forward or backward: unmasked problems when eligible; masked ones
+// when the switch above allows (it is read only when a masked problem comes). Grouped-query
+// backwards, causal ones too, are cuDNN's like any other: cuDNN computes dk and dv per query head
+// in F16/BF16 and sums each group of heads (as PyTorch does: FlashAttention's dk/dv expanded to
+// the query heads, then summed), so they carry up to group x the rounding of one head's gradient,
+// not one rounding of an F32 sum as the own kernels and the CPU backend. Where early keys gather
+// large per-head gradients (causal) that exceeds the plain F16/BF16 tolerance: sessions 12 and 13
+// took it for a cuDNN fault (dv -0.0898 against -0.0762 at key 0 of batch 1, B=2, Hq=8, Hkv=2,
+// S=200, D=128 BF16) and kept causal ones on the own kernels at a third of PyTorch's speed;
+// session 14's probe showed cuDNN's per-head gradients agree with the CPU backend's. The tests
+// hold grouped gradients to that bound (attention_test_problems.hpp: compare_grouped).
+bool cudnn_candidate(const AttentionDesc& desc) {
   if (desc.mask == AttentionMaskKind::None) return cudnn_sdpa::eligible(desc);
-  return cudnn_sdpa::masked_forward_eligible(desc) && cudnn_masks();
-}
-
-// Likewise for the backward.
-bool cudnn_backward_candidate(const AttentionDesc& desc) {
-  if (desc.mask == AttentionMaskKind::None) return cudnn_sdpa::eligible(desc);
-  return cudnn_sdpa::masked_backward_eligible(desc) && cudnn_masks();
+  return cudnn_sdpa::masked_eligible(desc) && cudnn_masks();
 }
 
 class CudaAttentionOps final : public AttentionOps {
@@ -247,7 +240,7 @@ class CudaAttentionOps final : public AttentionOps {
     p.result = out.data();
     p.logsumexp = logsumexp.data();
     const cudaStream_t stream = DeviceContext::get(device).current_stream();
-    if (cudnn_forward_candidate(desc) && aligned16({p.q, p.k, p.v, p.result, p.logsumexp}) &&
+    if (cudnn_candidate(desc) && aligned16({p.q, p.k, p.v, p.result, p.logsumexp}) &&
         cudnn_sdpa::forward(desc, p, device, stream))
       return;
     check_dense(desc, "scaled_dot_product_attention");
@@ -272,7 +265,7 @@ class CudaAttentionOps final : public AttentionOps {
     p.dq = dq.data();
     p.dk = dk.data();
     p.dv = dv.data();
-    if (cudnn_backward_candidate(desc) &&
+    if (cudnn_candidate(desc) &&
         aligned16({p.q, p.k, p.v, p.out, p.grad_out, p.logsumexp, p.dq, p.dk, p.dv}) &&
         cudnn_sdpa::backward(desc, p, device, stream))
       return;

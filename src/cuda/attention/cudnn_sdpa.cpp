@@ -507,7 +507,7 @@ bool run(const AttentionDesc& d, bool backward, const Pack& pack, int device, cu
   return true;
 }
 
-// The masked forward (masked_forward_eligible): the bias (the caller's additive mask, or its
+// The masked forward (masked_eligible): the bias (the caller's additive mask, or its
 // scratch copy written by mask::prepare, which also finds each mask row's first visible key),
 // cuDNN's graph with it, then mask::fix_dead_rows. All on `stream`; the scratch returns to the
 // pool in stream order.
@@ -530,7 +530,7 @@ bool masked_forward(const AttentionDesc& d, const attention::Pointers& p, int de
   return true;
 }
 
-// The masked backward (masked_backward_eligible): the forward's bias (the caller's additive mask,
+// The masked backward (masked_eligible): the forward's bias (the caller's additive mask,
 // or the scratch copy mask::prepare writes, without the first visible keys), and as Stats a
 // scratch copy of the logsumexp in which the fully masked rows' -inf is +inf
 // (mask::backward_stats). cuDNN's backward computes P = exp(scale·q·k + bias - Stats) (natural
@@ -602,7 +602,7 @@ bool eligible(const AttentionDesc& d) {
   return std::isfinite(static_cast<float>(d.scale));
 }
 
-bool masked_forward_eligible(const AttentionDesc& d) {
+bool masked_eligible(const AttentionDesc& d) {
   if (d.mask == AttentionMaskKind::None || !d.dense()) return false;
   AttentionDesc unmasked = d;
   unmasked.mask = AttentionMaskKind::None;
@@ -613,8 +613,6 @@ bool masked_forward_eligible(const AttentionDesc& d) {
   constexpr std::int64_t kLimit = std::int64_t(1) << 31;
   return rows.count() * ((d.seq_k + 7) / 8 * 8) < kLimit;
 }
-
-bool masked_backward_eligible(const AttentionDesc& d) { return masked_forward_eligible(d); }
 
 bool plans(const AttentionDesc& d, bool backward, int device, cudaStream_t stream) {
   const BiasLayout bias = bias_layout(d, nullptr);
@@ -658,8 +656,7 @@ namespace ferrite::cuda::cudnn_sdpa {
 
 bool compiled() { return false; }
 bool eligible(const AttentionDesc&) { return false; }
-bool masked_forward_eligible(const AttentionDesc&) { return false; }
-bool masked_backward_eligible(const AttentionDesc&) { return false; }
+bool masked_eligible(const AttentionDesc&) { return false; }
 bool plans(const AttentionDesc&, bool, int, cudaStream_t) { return false; }
 bool forward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }
 bool backward(const AttentionDesc&, const attention::Pointers&, int, cudaStream_t) { return false; }

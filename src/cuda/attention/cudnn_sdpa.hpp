@@ -31,19 +31,16 @@ bool compiled();
 /// device is only known when the graph is built (forward/backward return false then).
 bool eligible(const AttentionDesc& desc);
 
-/// Whether the forward of the masked `desc` (Bool or additive mask) may run on cuDNN: what
-/// eligible() asks of the problem without its mask, dense operands (masked problems never get
-/// views: reads_views says no to them), and a bias (the mask's own rows x Sk, rounded up to 8)
-/// below 2^31 elements. The mask becomes cuDNN's additive bias (cudnn_sdpa.cpp: bias_layout);
-/// rows whose every key is hidden are then set to out = 0, logsumexp = -inf
-/// (cudnn_sdpa_mask.cuh), ferrite's semantics, which cuDNN's own result for them is not.
-bool masked_forward_eligible(const AttentionDesc& desc);
-
-/// Whether the backward of the masked `desc` may run on cuDNN: the same conditions as the
-/// forward (the graph takes the same bias). Fully masked rows (logsumexp -inf, as every forward
-/// route writes them) get dq = 0 and add nothing to dk/dv: cuDNN is handed their Stats as +inf
-/// (cudnn_sdpa.cpp: masked_backward).
-bool masked_backward_eligible(const AttentionDesc& desc);
+/// Whether the forward and the backward of the masked `desc` (Bool or additive mask) may run on
+/// cuDNN (both graphs take the same bias): what eligible() asks of the problem without its
+/// mask, dense operands (masked problems never get views: reads_views says no to them), and a
+/// bias (the mask's own rows x Sk, rounded up to 8) below 2^31 elements. The mask becomes
+/// cuDNN's additive bias (cudnn_sdpa.cpp: bias_layout). Rows whose every key is hidden are set
+/// to out = 0, logsumexp = -inf after the forward graph (cudnn_sdpa_mask.cuh), ferrite's
+/// semantics, which cuDNN's own result for them is not; in the backward (their logsumexp -inf,
+/// as every forward route writes it) they get dq = 0 and add nothing to dk/dv, cuDNN being
+/// handed their Stats as +inf (cudnn_sdpa.cpp: masked_backward).
+bool masked_eligible(const AttentionDesc& desc);
 
 /// Whether cuDNN has a plan for the forward (backward) of the eligible `desc` on `device`,
 /// building and caching its graph on first use (a cache miss, as forward/backward count it;
@@ -51,14 +48,14 @@ bool masked_backward_eligible(const AttentionDesc& desc);
 bool plans(const AttentionDesc& desc, bool backward, int device, cudaStream_t stream);
 
 /// out and logsumexp through cuDNN on `stream` (the caller has made `device` current), for an
-/// eligible desc or, with p.mask set, a masked_forward_eligible one (any alignment of p.mask:
+/// eligible desc or, with p.mask set, a masked_eligible one (any alignment of p.mask:
 /// a mask cuDNN cannot read in place is copied into pool scratch first).
 /// Returns false, having queued nothing, when cuDNN has no plan for this problem on this
 /// device (the outcome is cached, so the graph is tried once per shape). Throws
 /// ferrite::Error (Library, with cuDNN's message) when a built graph fails to execute.
 bool forward(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream);
 /// dq, dk, dv (cuDNN's deterministic backward unless desc.deterministic is false), as forward;
-/// with p.mask set, for a masked_backward_eligible desc (a mask cuDNN cannot read in place is
+/// with p.mask set, for a masked_eligible desc (a mask cuDNN cannot read in place is
 /// copied into pool scratch first, and so is logsumexp, its -inf rows made +inf).
 bool backward(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream);
 
