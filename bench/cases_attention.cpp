@@ -145,9 +145,9 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                            .nondeterministic_too = true});
   add_problem(ctx, cases, {.name = "sdpa_bf16_d256", .b = b, .hq = h, .s = s, .d = 256, .seed = 45,
                            .nondeterministic_too = true});
-  // At S = 16384 cuDNN's deterministic backward would keep an S x S dP (16 GiB): its graph is
-  // declined (src/cuda/attention/cudnn_sdpa.cpp) and the backward runs on the own F16/BF16 tensor-core
-  // kernels (attention_half_mma_bwd.cu; FERRITE_ATTENTION_HALF_BWD=f32: the tiled F32 kernels on copies).
+  // At S = 16384 cuDNN's deterministic backward would keep an S x S dP for all 32 heads (16 GiB):
+  // it runs in blocks of heads whose dP fits the work-area bound (cudnn_sdpa.cpp, work_area_bound;
+  // 8 blocks of 4 heads at 2.5x the operands), so this row times the blocked backward.
   add_problem(ctx, cases, {.name = "sdpa_bf16_s16k_causal", .b = 1, .hq = full ? 32 : 2, .s = full ? 16384 : 64,
                            .causal = true, .seed = 49});
   add_problem(ctx, cases, {.name = "sdpa_bf16_gqa_causal", .b = full ? 4 : 1, .hq = full ? 32 : 4,
