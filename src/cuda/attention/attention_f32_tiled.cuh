@@ -115,6 +115,41 @@ __device__ __forceinline__ void finish_rows(const float (&l)[2], const float (&m
   }
 }
 
+// One row's online-softmax step in the tensor-core forwards (3xTF32 F32 and F16/BF16), for the
+// row whose scores of the key tile this lane holds in registers 2 hr and 2 hr + 1 of each n-tile
+// of sc (-inf where hidden; four lanes a row, lq), mx their largest. The row's max over its four
+// lanes updates the running max m (fmaxf: a NaN score is skipped here, but its weight below is
+// NaN); every score becomes its weight, their sum joins l and the row's accumulators of acc
+// (registers 2 hr, 2 hr + 1 of every n-tile) are scaled by alpha, as l is. The forwards differ in
+// the exponential only, given by Exp: base(m_new), the running max as subtracted (never -inf: no
+// -inf - -inf), alpha(m, base), the old terms' factor (0 while m = -inf, when acc and l are 0),
+// and weight(x, base) (hidden keys: 0).
+template <class Exp, int NT, int NO>
+__device__ __forceinline__ void online_softmax_row(float (&sc)[NT][4], float (&acc)[NO][4], float& m, float& l, int hr,
+                                                   float mx) {
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  const float m_new = fmaxf(m, mx);
+  const float base = Exp::base(m_new);
+  const float alpha = Exp::alpha(m, base);
+  m = m_new;
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float& x = sc[j][2 * hr + e];
+      x = Exp::weight(x, base);
+      sum += x;
+    }
+  l = l * alpha + sum;
+#pragma unroll
+  for (int nt = 0; nt < NO; ++nt) {
+    acc[nt][2 * hr] *= alpha;
+    acc[nt][2 * hr + 1] *= alpha;
+  }
+}
+
 // The end of the tensor-core dq kernels (3xTF32/1xTF32 and F16/BF16), whose warps split a key
 // tile in two halves (kh) over the same 16 query rows: key half 1 hands its partial dQ (NT
 // n-tiles of four F32 accumulators, one float4 each) to key half 0 through shared memory at
