@@ -195,6 +195,32 @@ __device__ __forceinline__ KeyBlock key_block(const TiledShape& s) {
   return {bhk, b, hk, n0, query_begin, per_head, static_cast<int>(s.group) * per_head};
 }
 
+// The first four regions of the tensor-core backward kernels' shared memory (3xTF32 and
+// F16/BF16, dq and dk/dv alike: the kernels run the same two products on swapped operands): the
+// block's own kTile rows of the score products' two A operands (stride kOwnStride), then the
+// double-buffered streamed tiles of their B operands (2 x kTile rows of stride kStreamStride).
+// Offsets in elements; kEnd is where a kernel's further regions start. DqTiles and DkvTiles
+// name them as the dq kernels (own Q and dO, streamed K and V) and the dk/dv kernels (own K and
+// V, streamed Q and dO) use them.
+template <int kTile, int kOwnStride, int kStreamStride>
+struct OwnAndStreamedTiles {
+  static constexpr int kOwnA = 0;
+  static constexpr int kOwnB = kOwnA + kTile * kOwnStride;
+  static constexpr int kStreamA = kOwnB + kTile * kOwnStride;
+  static constexpr int kStreamB = kStreamA + 2 * kTile * kStreamStride;
+  static constexpr int kEnd = kStreamB + 2 * kTile * kStreamStride;
+};
+template <int kTile, int kOwnStride, int kStreamStride>
+struct DqTiles : OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride> {
+  using T = OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride>;
+  static constexpr int kQ = T::kOwnA, kG = T::kOwnB, kK = T::kStreamA, kV = T::kStreamB;
+};
+template <int kTile, int kOwnStride, int kStreamStride>
+struct DkvTiles : OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride> {
+  using T = OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride>;
+  static constexpr int kK = T::kOwnA, kV = T::kOwnB, kQ = T::kStreamA, kG = T::kStreamB;
+};
+
 // Every element of a register array of F32 accumulators (any rank) to 0, fully unrolled.
 template <class T, int N>
 __device__ __forceinline__ void zero(T (&a)[N]) {
