@@ -594,13 +594,10 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
     const float* qt = smem + L::kQ + buf * kTile * St::kStream;
     const float* gt = smem + L::kG + buf * kTile * St::kStream;
     const float* stats = smem + L::kStats + buf * 2 * kTile;
-    wait_groups<0>();  // this thread's part of the tile (and, at t = 0, of K and V)
-    __syncthreads();   // everyone's, and the row stats; everyone is done with tile t - 1
-    if (t + 1 < tiles) {
+    await_tile_stage_next(t, tiles, [&] {  // the tile and its row stats (and, at t = 0, K and V) here
       stage_rows(t + 1, buf ^ 1);
       stage_row_stats(t + 1, buf ^ 1);
-    }
-    commit_group();
+    });
 
     float sc[1][kNT][4];  // S^T (role 0) or dP^T (role 1)
     zero(sc);

@@ -245,6 +245,23 @@ __device__ __forceinline__ void wait_groups() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
 }
 
+// The top of a kernel's loop over streamed tiles t < tiles whose next tile's copies run while
+// the block works on this one (cp.async): waits for this thread's copies of tile t (and, at t =
+// 0, of what the kernel staged before the loop), then at a barrier for everyone's, after which
+// no thread reads tile t - 1 any more; then stage_next() issues tile t + 1's copies into the
+// buffers tile t - 1 left, if there is a tile t + 1, and commits them as one group (possibly
+// empty: the wait above always waits for all). Used where the next tile's staging already was
+// a lambda (the tensor-core dk/dv kernels' stage_rows, the F16/BF16 forward's stage_tile). The
+// dq kernels keep these steps written out: with their stage calls moved into a lambda, nvcc 13.0
+// computed the staging addresses in another order (the cubins' .text differ).
+template <class StageNext>
+__device__ __forceinline__ void await_tile_stage_next(int t, int tiles, const StageNext& stage_next) {
+  wait_groups<0>();
+  __syncthreads();
+  if (t + 1 < tiles) stage_next();
+  commit_group();
+}
+
 // Rows [row0, row0 + R) of a dense [rows, D] matrix into shared [R][D + 4]; rows past `rows`
 // are zero-filled (their source address is `src` itself, never read: src-size 0).
 template <int D, int R>

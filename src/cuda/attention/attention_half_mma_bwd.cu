@@ -408,13 +408,10 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
     const u16* qt = smem + L::kQ + buf * kTileElems<D>;
     const u16* gt = smem + L::kG + buf * kTileElems<D>;
     const float* stats = stats_base + buf * 2 * kTile;
-    wait_groups<0>();  // this thread's part of the tile (and, at t = 0, of K and V)
-    __syncthreads();   // everyone's, and the row stats; everyone is done with tile t - 1
-    if (t + 1 < tiles) {
+    await_tile_stage_next(t, tiles, [&] {  // the tile and its row stats (and, at t = 0, K and V) here
       stage_rows(t + 1, buf ^ 1);
       stage_row_stats(t + 1, buf ^ 1);
-    }
-    commit_group();
+    });
 
     // Masked: tile t + 1's mask elements into registers now (stored to shared memory after the
     // score MMAs, so the loads' latency overlaps them).

@@ -211,10 +211,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   for (int t = 0; t < tiles; ++t) {
     const int buf = t & 1, j0 = t * kKeys;
-    wait_groups<0>();  // this thread's part of tile t (and, at t = 0, of Q)
-    __syncthreads();   // everyone's; everyone is done with tile t - 1, whose buffers take t + 1
-    if (t + 1 < tiles) stage_tile(t + 1, buf ^ 1);
-    commit_group();
+    // Tile t (and, at t = 0, Q) here; tile t + 1 issued.
+    await_tile_stage_next(t, tiles, [&] { stage_tile(t + 1, buf ^ 1); });
 
     // A warp with no row before Sq, or (causal) no row that sees a key of the tile, would add
     // only zero weights with alpha = 1: it leaves the tile out.
