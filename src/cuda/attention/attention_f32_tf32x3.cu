@@ -115,6 +115,13 @@ static_assert(Layout<64>::kBytes == 78848 && Layout<128>::kBytes == 144384);
 static_assert(Layout<64>::kQKStride % 32 == 16 && Layout<128>::kQKStride % 32 == 16);
 static_assert(Layout<64>::kVStride % 32 == 4 && Layout<128>::kVStride % 32 == 4);
 
+// The online softmax's exponential (online_softmax_row): weights exp(x - m), as the SIMT forward.
+struct ExpF32 {
+  static __device__ __forceinline__ float base(float m_new) { return m_new == -INFINITY ? 0.f : m_new; }
+  static __device__ __forceinline__ float alpha(float m, float base) { return expf(m - base); }
+  static __device__ __forceinline__ float weight(float x, float base) { return expf(x - base); }
+};
+
 template <int D, bool kFast>
 __global__ void __launch_bounds__(kThreads, 1)
     tf32x3_forward_kernel(const float* __restrict__ q, const float* __restrict__ k, const float* __restrict__ v,
@@ -192,27 +199,7 @@ __global__ void __launch_bounds__(kThreads, 1)
           x = visible ? x * s.scale : -INFINITY;
           mx = fmaxf(mx, x);
         }
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-      mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-      const float m_new = fmaxf(m[hr], mx);
-      const float base = m_new == -INFINITY ? 0.f : m_new;  // never -inf: no -inf - -inf
-      const float alpha = expf(m[hr] - base);               // 0 while m = -inf (acc and l are 0)
-      m[hr] = m_new;
-      float sum = 0.f;
-#pragma unroll
-      for (int j = 0; j < kNTiles; ++j)
-#pragma unroll
-        for (int e = 0; e < 2; ++e) {
-          float& x = sc[j][2 * hr + e];
-          x = expf(x - base);  // hidden keys: exp(-inf) = 0
-          sum += x;
-        }
-      l[hr] = l[hr] * alpha + sum;
-#pragma unroll
-      for (int nt = 0; nt < kOTiles; ++nt) {
-        acc[nt][2 * hr] *= alpha;
-        acc[nt][2 * hr + 1] *= alpha;
-      }
+      online_softmax_row<ExpF32>(sc, acc, m[hr], l[hr], hr, mx);
     }
     wait_groups<1>();  // V_t landed (K_{t+1} may still be in flight)
     __syncthreads();   // everyone's V_t visible

@@ -426,31 +426,20 @@ __device__ __forceinline__ const float* pair_lane(const float* base, int w, int 
   return base + (8 * w + g) * OwnPairs<D>::kStride + 8 * lq;
 }
 
+// Floats: own rows [64][D + 16], streamed tiles [2][64][D + 8] (DqTiles, DkvTiles).
 template <int D>
-struct DqLayout {
-  using S = Strides<D>;
-  static constexpr int kQ = 0;                               // [64][D + 16] own query rows
-  static constexpr int kG = kQ + kTile * S::kOwn;            // [64][D + 16] their grad_out rows
-  static constexpr int kK = kG + kTile * S::kOwn;            // [2][64][D + 8] K tiles
-  static constexpr int kV = kK + 2 * kTile * S::kStream;     // [2][64][D + 8] V tiles
-  static constexpr int kFloats = kV + 2 * kTile * S::kStream;
-  static constexpr std::size_t kBytes = sizeof(float) * kFloats;
+struct DqLayout : DqTiles<kTile, Strides<D>::kOwn, Strides<D>::kStream> {
+  static constexpr std::size_t kBytes = sizeof(float) * DqLayout::kEnd;
   // After the loop the K tiles take the second key half's partial dQ: [4][D / 8][32] float4s.
-  static_assert(4 * (D / 8) * 32 * 4 <= 2 * kTile * S::kStream);
+  static_assert(4 * (D / 8) * 32 * 4 <= 2 * kTile * Strides<D>::kStream);
 };
 static_assert(DqLayout<64>::kBytes == 114688 && DqLayout<128>::kBytes == 212992);
 
 template <int D>
-struct DkvLayout {
-  using S = Strides<D>;
-  static constexpr int kK = 0;                               // [64][D + 16] own key rows
-  static constexpr int kV = kK + kTile * S::kOwn;            // [64][D + 16] their value rows
-  static constexpr int kQ = kV + kTile * S::kOwn;            // [2][64][D + 8] Q tiles
-  static constexpr int kG = kQ + 2 * kTile * S::kStream;     // [2][64][D + 8] grad_out tiles
-  static constexpr int kX = kG + 2 * kTile * S::kStream;     // [4][8][32] float4: P^T, warp w to w + 4
-  static constexpr int kStats = kX + 4 * 8 * 32 * 4;         // [2][lse 64, delta 64]
-  static constexpr int kFloats = kStats + 2 * 2 * kTile;
-  static constexpr std::size_t kBytes = sizeof(float) * kFloats;
+struct DkvLayout : DkvTiles<kTile, Strides<D>::kOwn, Strides<D>::kStream> {
+  static constexpr int kX = DkvLayout::kEnd;          // [4][8][32] float4: P^T, warp w to w + 4
+  static constexpr int kStats = kX + 4 * 8 * 32 * 4;  // [2][lse 64, delta 64]
+  static constexpr std::size_t kBytes = sizeof(float) * (kStats + 2 * 2 * kTile);
 };
 static_assert(DkvLayout<64>::kBytes == 132096 && DkvLayout<128>::kBytes == 230400);
 static_assert(DkvLayout<128>::kBytes <= 232448);  // sm_90's opt-in limit per block (227 KiB)
@@ -605,13 +594,10 @@ __global__ void __launch_bounds__(kThreads, 1) tf32x3_dkdv_kernel(Pointers p, Ti
     const float* qt = smem + L::kQ + buf * kTile * St::kStream;
     const float* gt = smem + L::kG + buf * kTile * St::kStream;
     const float* stats = smem + L::kStats + buf * 2 * kTile;
-    wait_groups<0>();  // this thread's part of the tile (and, at t = 0, of K and V)
-    __syncthreads();   // everyone's, and the row stats; everyone is done with tile t - 1
-    if (t + 1 < tiles) {
+    await_tile_stage_next(t, tiles, [&] {  // the tile and its row stats (and, at t = 0, K and V) here
       stage_rows(t + 1, buf ^ 1);
       stage_row_stats(t + 1, buf ^ 1);
-    }
-    commit_group();
+    });
 
     float sc[1][kNT][4];  // S^T (role 0) or dP^T (role 1)
     zero(sc);

@@ -115,6 +115,41 @@ __device__ __forceinline__ void finish_rows(const float (&l)[2], const float (&m
   }
 }
 
+// One row's online-softmax step in the tensor-core forwards (3xTF32 F32 and F16/BF16), for the
+// row whose scores of the key tile this lane holds in registers 2 hr and 2 hr + 1 of each n-tile
+// of sc (-inf where hidden; four lanes a row, lq), mx their largest. The row's max over its four
+// lanes updates the running max m (fmaxf: a NaN score is skipped here, but its weight below is
+// NaN); every score becomes its weight, their sum joins l and the row's accumulators of acc
+// (registers 2 hr, 2 hr + 1 of every n-tile) are scaled by alpha, as l is. The forwards differ in
+// the exponential only, given by Exp: base(m_new), the running max as subtracted (never -inf: no
+// -inf - -inf), alpha(m, base), the old terms' factor (0 while m = -inf, when acc and l are 0),
+// and weight(x, base) (hidden keys: 0).
+template <class Exp, int NT, int NO>
+__device__ __forceinline__ void online_softmax_row(float (&sc)[NT][4], float (&acc)[NO][4], float& m, float& l, int hr,
+                                                   float mx) {
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
+  mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
+  const float m_new = fmaxf(m, mx);
+  const float base = Exp::base(m_new);
+  const float alpha = Exp::alpha(m, base);
+  m = m_new;
+  float sum = 0.f;
+#pragma unroll
+  for (int j = 0; j < NT; ++j)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      float& x = sc[j][2 * hr + e];
+      x = Exp::weight(x, base);
+      sum += x;
+    }
+  l = l * alpha + sum;
+#pragma unroll
+  for (int nt = 0; nt < NO; ++nt) {
+    acc[nt][2 * hr] *= alpha;
+    acc[nt][2 * hr + 1] *= alpha;
+  }
+}
+
 // The end of the tensor-core dq kernels (3xTF32/1xTF32 and F16/BF16), whose warps split a key
 // tile in two halves (kh) over the same 16 query rows: key half 1 hands its partial dQ (NT
 // n-tiles of four F32 accumulators, one float4 each) to key half 0 through shared memory at
@@ -160,6 +195,32 @@ __device__ __forceinline__ KeyBlock key_block(const TiledShape& s) {
   return {bhk, b, hk, n0, query_begin, per_head, static_cast<int>(s.group) * per_head};
 }
 
+// The first four regions of the tensor-core backward kernels' shared memory (3xTF32 and
+// F16/BF16, dq and dk/dv alike: the kernels run the same two products on swapped operands): the
+// block's own kTile rows of the score products' two A operands (stride kOwnStride), then the
+// double-buffered streamed tiles of their B operands (2 x kTile rows of stride kStreamStride).
+// Offsets in elements; kEnd is where a kernel's further regions start. DqTiles and DkvTiles
+// name them as the dq kernels (own Q and dO, streamed K and V) and the dk/dv kernels (own K and
+// V, streamed Q and dO) use them.
+template <int kTile, int kOwnStride, int kStreamStride>
+struct OwnAndStreamedTiles {
+  static constexpr int kOwnA = 0;
+  static constexpr int kOwnB = kOwnA + kTile * kOwnStride;
+  static constexpr int kStreamA = kOwnB + kTile * kOwnStride;
+  static constexpr int kStreamB = kStreamA + 2 * kTile * kStreamStride;
+  static constexpr int kEnd = kStreamB + 2 * kTile * kStreamStride;
+};
+template <int kTile, int kOwnStride, int kStreamStride>
+struct DqTiles : OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride> {
+  using T = OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride>;
+  static constexpr int kQ = T::kOwnA, kG = T::kOwnB, kK = T::kStreamA, kV = T::kStreamB;
+};
+template <int kTile, int kOwnStride, int kStreamStride>
+struct DkvTiles : OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride> {
+  using T = OwnAndStreamedTiles<kTile, kOwnStride, kStreamStride>;
+  static constexpr int kK = T::kOwnA, kV = T::kOwnB, kQ = T::kStreamA, kG = T::kStreamB;
+};
+
 // Every element of a register array of F32 accumulators (any rank) to 0, fully unrolled.
 template <class T, int N>
 __device__ __forceinline__ void zero(T (&a)[N]) {
@@ -182,6 +243,23 @@ __device__ __forceinline__ void commit_group() { asm volatile("cp.async.commit_g
 template <int N>
 __device__ __forceinline__ void wait_groups() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory");
+}
+
+// The top of a kernel's loop over streamed tiles t < tiles whose next tile's copies run while
+// the block works on this one (cp.async): waits for this thread's copies of tile t (and, at t =
+// 0, of what the kernel staged before the loop), then at a barrier for everyone's, after which
+// no thread reads tile t - 1 any more; then stage_next() issues tile t + 1's copies into the
+// buffers tile t - 1 left, if there is a tile t + 1, and commits them as one group (possibly
+// empty: the wait above always waits for all). Used where the next tile's staging already was
+// a lambda (the tensor-core dk/dv kernels' stage_rows, the F16/BF16 forward's stage_tile). The
+// dq kernels keep these steps written out: with their stage calls moved into a lambda, nvcc 13.0
+// computed the staging addresses in another order (the cubins' .text differ).
+template <class StageNext>
+__device__ __forceinline__ void await_tile_stage_next(int t, int tiles, const StageNext& stage_next) {
+  wait_groups<0>();
+  __syncthreads();
+  if (t + 1 < tiles) stage_next();
+  commit_group();
 }
 
 // Rows [row0, row0 + R) of a dense [rows, D] matrix into shared [R][D + 4]; rows past `rows`

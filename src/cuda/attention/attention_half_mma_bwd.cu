@@ -151,28 +151,22 @@ __device__ __forceinline__ float additive_prob(float s, float scale, float bias,
 // Role 0's hand-over of a hidden score to role 1 in the masked dk/dv kernel: P is never negative.
 constexpr float kHiddenP = -1.f;
 
+// F16/BF16 elements: own rows [64][D + 8], streamed tiles [2][64][D + 8] (DqTiles, DkvTiles);
+// kTileElems, one tile's (the step between the double buffers).
 template <int D>
-struct DqLayout {
-  static constexpr int kTileElems = kTile * kStride<D>;
-  static constexpr int kQ = 0;                        // [64][D + 8] own query rows
-  static constexpr int kG = kQ + kTileElems;          // [64][D + 8] their grad_out rows
-  static constexpr int kK = kG + kTileElems;          // [2][64][D + 8] K tiles
-  static constexpr int kV = kK + 2 * kTileElems;      // [2][64][D + 8] V tiles
-  static constexpr int kElems = kV + 2 * kTileElems;
-  static constexpr std::size_t kBytes = 2 * static_cast<std::size_t>(kElems);
+constexpr int kTileElems = kTile * kStride<D>;
+
+template <int D>
+struct DqLayout : DqTiles<kTile, kStride<D>, kStride<D>> {
+  static constexpr std::size_t kBytes = 2 * static_cast<std::size_t>(DqLayout::kEnd);
   // After the loop the K tiles take the second key half's partial dQ: [4][D / 8][32] float4s.
-  static_assert(4 * (D / 8) * 32 * 16 <= 2 * 2 * kTileElems && (2 * kK) % 16 == 0);
+  static_assert(4 * (D / 8) * 32 * 16 <= 2 * 2 * kTileElems<D> && (2 * DqLayout::kK) % 16 == 0);
 };
 static_assert(DqLayout<64>::kBytes == 55296 && DqLayout<128>::kBytes == 104448);
 
 template <int D>
-struct DkvLayout {
-  static constexpr int kTileElems = kTile * kStride<D>;
-  static constexpr int kK = 0;                        // [64][D + 8] own key rows
-  static constexpr int kV = kK + kTileElems;          // [64][D + 8] their value rows
-  static constexpr int kQ = kV + kTileElems;          // [2][64][D + 8] Q tiles
-  static constexpr int kG = kQ + 2 * kTileElems;      // [2][64][D + 8] grad_out tiles
-  static constexpr int kXBytes = 2 * (kG + 2 * kTileElems);  // [4][8][32] float4: P^T, warp w to w + 4
+struct DkvLayout : DkvTiles<kTile, kStride<D>, kStride<D>> {
+  static constexpr int kXBytes = 2 * DkvLayout::kEnd;             // [4][8][32] float4: P^T, warp w to w + 4
   static constexpr int kStatsBytes = kXBytes + 4 * 8 * 32 * 16;  // [2][lse 64, delta 64] floats
   static constexpr std::size_t kBytes = kStatsBytes + 2 * 2 * kTile * 4;
   static_assert(kXBytes % 16 == 0);
@@ -246,13 +240,13 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
 
   for (int t = 0; t < tiles; ++t) {
     const int buf = t & 1;
-    const u16* ks = smem + L::kK + buf * L::kTileElems;
-    const u16* vs = smem + L::kV + buf * L::kTileElems;
+    const u16* ks = smem + L::kK + buf * kTileElems<D>;
+    const u16* vs = smem + L::kV + buf * kTileElems<D>;
     wait_groups<0>();  // this thread's part of K_t and V_t (and, at t = 0, of Q and dO)
     __syncthreads();   // everyone's; everyone is done with tile t - 1, whose buffers take t + 1
     if (t + 1 < tiles) {
-      stage_half<D, kTile, true>(smem + L::kK + (buf ^ 1) * L::kTileElems, kp, (t + 1) * kTile, s.seq_k);
-      stage_half<D, kTile, true>(smem + L::kV + (buf ^ 1) * L::kTileElems, vp, (t + 1) * kTile, s.seq_k);
+      stage_half<D, kTile, true>(smem + L::kK + (buf ^ 1) * kTileElems<D>, kp, (t + 1) * kTile, s.seq_k);
+      stage_half<D, kTile, true>(smem + L::kV + (buf ^ 1) * kTileElems<D>, vp, (t + 1) * kTile, s.seq_k);
     }
     commit_group();
 
@@ -333,9 +327,9 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   auto row0_of = [&](int t) { return query_begin + (t % per_head) * kTile; };
   auto stage_rows = [&](int t, int buf) {
     const std::int64_t bh = head_of(t);
-    stage_half<D, kTile, true>(smem + L::kQ + buf * L::kTileElems, static_cast<const u16*>(p.q) + bh * s.seq_q * D,
+    stage_half<D, kTile, true>(smem + L::kQ + buf * kTileElems<D>, static_cast<const u16*>(p.q) + bh * s.seq_q * D,
                                row0_of(t), s.seq_q);
-    stage_half<D, kTile, true>(smem + L::kG + buf * L::kTileElems,
+    stage_half<D, kTile, true>(smem + L::kG + buf * kTileElems<D>,
                                static_cast<const u16*>(p.grad_out) + bh * s.seq_q * D, row0_of(t), s.seq_q);
   };
   float* stats_base = reinterpret_cast<float*>(smem_raw + L::kStatsBytes);
@@ -411,16 +405,13 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
 
   for (int t = 0; t < tiles; ++t) {
     const int buf = t & 1, i0 = row0_of(t);
-    const u16* qt = smem + L::kQ + buf * L::kTileElems;
-    const u16* gt = smem + L::kG + buf * L::kTileElems;
+    const u16* qt = smem + L::kQ + buf * kTileElems<D>;
+    const u16* gt = smem + L::kG + buf * kTileElems<D>;
     const float* stats = stats_base + buf * 2 * kTile;
-    wait_groups<0>();  // this thread's part of the tile (and, at t = 0, of K and V)
-    __syncthreads();   // everyone's, and the row stats; everyone is done with tile t - 1
-    if (t + 1 < tiles) {
+    await_tile_stage_next(t, tiles, [&] {  // the tile and its row stats (and, at t = 0, K and V) here
       stage_rows(t + 1, buf ^ 1);
       stage_row_stats(t + 1, buf ^ 1);
-    }
-    commit_group();
+    });
 
     // Masked: tile t + 1's mask elements into registers now (stored to shared memory after the
     // score MMAs, so the loads' latency overlaps them).

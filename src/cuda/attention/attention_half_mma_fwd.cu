@@ -147,6 +147,19 @@ __device__ __forceinline__ float half_of(unsigned w, int h) {
   return widen<kBf16>(h == 0 ? (w & 0xffffu) : (w >> 16));
 }
 
+// The online softmax's exponential (online_softmax_row): weights 2^(x log2(e) - m log2(e)), one
+// FFMA and one MUFU.EX2 a score. alpha is exactly 1 while m is unchanged: both products unfused,
+// so m log2(e) - base = 0.
+struct ExpLog2 {
+  static __device__ __forceinline__ float base(float m_new) {
+    return __fmul_rn(m_new == -INFINITY ? 0.f : m_new, kLog2e);
+  }
+  static __device__ __forceinline__ float alpha(float m, float base) {
+    return exp2_approx(__fmul_rn(m, kLog2e) - base);
+  }
+  static __device__ __forceinline__ float weight(float x, float base) { return exp2_approx(fmaf(x, kLog2e, -base)); }
+};
+
 template <int D, bool kBf16, int kMask>
 __global__ void __launch_bounds__(kThreads, 1)
     half_fwd_kernel(const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v,
@@ -198,10 +211,8 @@ __global__ void __launch_bounds__(kThreads, 1)
 
   for (int t = 0; t < tiles; ++t) {
     const int buf = t & 1, j0 = t * kKeys;
-    wait_groups<0>();  // this thread's part of tile t (and, at t = 0, of Q)
-    __syncthreads();   // everyone's; everyone is done with tile t - 1, whose buffers take t + 1
-    if (t + 1 < tiles) stage_tile(t + 1, buf ^ 1);
-    commit_group();
+    // Tile t (and, at t = 0, Q) here; tile t + 1 issued.
+    await_tile_stage_next(t, tiles, [&] { stage_tile(t + 1, buf ^ 1); });
 
     // A warp with no row before Sq, or (causal) no row that sees a key of the tile, would add
     // only zero weights with alpha = 1: it leaves the tile out.
@@ -261,28 +272,7 @@ __global__ void __launch_bounds__(kThreads, 1)
         float mx = -INFINITY;
 #pragma unroll
         for (int j = 0; j < kNT; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 1));
-        mx = fmaxf(mx, __shfl_xor_sync(0xffffffffu, mx, 2));
-        const float m_new = fmaxf(m[hr], mx);
-        const float base2 = __fmul_rn(m_new == -INFINITY ? 0.f : m_new, kLog2e);  // never -inf: no -inf - -inf
-        // 0 while m = -inf; exactly 1 while m is unchanged (an unfused product: m log2(e) - base2 = 0).
-        const float alpha = exp2_approx(__fmul_rn(m[hr], kLog2e) - base2);
-        m[hr] = m_new;
-        float sum = 0.f;
-#pragma unroll
-        for (int j = 0; j < kNT; ++j)
-#pragma unroll
-          for (int e = 0; e < 2; ++e) {
-            float& x = sc[j][2 * hr + e];
-            x = exp2_approx(fmaf(x, kLog2e, -base2));  // hidden: 2^-inf = 0
-            sum += x;
-          }
-        l[hr] = l[hr] * alpha + sum;
-#pragma unroll
-        for (int nt = 0; nt < kOTiles; ++nt) {
-          acc[nt][2 * hr] *= alpha;
-          acc[nt][2 * hr + 1] *= alpha;
-        }
+        online_softmax_row<ExpLog2>(sc, acc, m[hr], l[hr], hr, mx);
       }
 
       // O += P V: P rounded to the dtype as A (k-step J = score n-tiles 2J, 2J + 1: a_from_c),

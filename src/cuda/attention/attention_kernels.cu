@@ -93,6 +93,32 @@ __device__ void stage(A* dst, const T* src, std::int64_t row0, std::int64_t rows
   }
 }
 
+// One 32-key tile of a warp's online softmax, the same step in both forwards (query_side_kernel
+// and split_keys_kernel): lane t holds the score of the tile's key t (-inf where hidden); the
+// running max m, the running sum l and the output accumulators acc (dims lane + 32x < dv) take
+// the tile, whose value rows value(t, c) are staged in shared memory (query_side) or read from
+// global memory (split_keys). A tile that leaves every key so far hidden changes nothing (no
+// -inf - -inf); a visible NaN score makes the max NaN (nan_max), and with it l and acc.
+template <class A, class Value>
+__device__ __forceinline__ void online_softmax_tile(A score, A& m, A& l, A (&acc)[kMaxPerLane], int lane,
+                                                    std::int64_t dv, const Value& value) {
+  const A m_new = nan_max(m, warp_max(score));
+  if (m_new == neg_inf<A>()) return;  // every key so far is hidden
+  const A alpha = exp_acc(m - m_new);
+  const A w = score == neg_inf<A>() ? A(0) : exp_acc(score - m_new);
+  l = l * alpha + warp_sum(w);
+  for (int x = 0; x < kMaxPerLane; ++x) acc[x] *= alpha;
+  for (int t = 0; t < kTile; ++t) {
+    const A wt = __shfl_sync(0xffffffffu, w, t);
+    if (wt == A(0)) continue;
+    for (int x = 0; x < kMaxPerLane; ++x) {
+      const std::int64_t c = lane + 32 * x;
+      if (c < dv) acc[x] += wt * value(t, c);
+    }
+  }
+  m = m_new;
+}
+
 // The forward (kDq = false) and the dq backward (kDq = true) share their loop over key tiles.
 template <class T, class A, bool kDq>
 __global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scale, Pointers p) {
@@ -117,7 +143,9 @@ __global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scal
   }
   A acc[kMaxPerLane];
   for (int x = 0; x < kMaxPerLane; ++x) acc[x] = A(0);
-  A m = neg_inf<A>(), l = A(0), lse = A(0), delta = A(0);
+  // l before m: in the other order, with online_softmax_tile taking both by reference, nvcc 13.0
+  // swapped their PTX registers and the forward's machine code changed.
+  A l = A(0), m = neg_inf<A>(), lse = A(0), delta = A(0);
   if constexpr (kDq) {
     if (valid) {
       lse = static_cast<A>(static_cast<const A*>(p.logsumexp)[row]);
@@ -144,21 +172,8 @@ __global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scal
       }
     }
     if constexpr (!kDq) {
-      const A m_new = nan_max(m, warp_max(score));  // NaN once a visible score is NaN: l, acc turn NaN
-      if (m_new == neg_inf<A>()) continue;  // every key so far is hidden
-      const A alpha = exp_acc(m - m_new);
-      const A w = score == neg_inf<A>() ? A(0) : exp_acc(score - m_new);
-      l = l * alpha + warp_sum(w);
-      for (int x = 0; x < kMaxPerLane; ++x) acc[x] *= alpha;
-      for (int t = 0; t < kTile; ++t) {
-        const A wt = __shfl_sync(0xffffffffu, w, t);
-        if (wt == A(0)) continue;
-        for (int x = 0; x < kMaxPerLane; ++x) {
-          const std::int64_t c = lane + 32 * x;
-          if (c < s.dv) acc[x] += wt * vs[t * (s.dv + 1) + c];
-        }
-      }
-      m = m_new;
+      online_softmax_tile(score, m, l, acc, lane, s.dv,
+                          [&](int t, std::int64_t c) { return vs[t * (s.dv + 1) + c]; });
     } else {
       A ds = A(0);
       if (score != neg_inf<A>()) {
@@ -230,21 +245,8 @@ __global__ void __launch_bounds__(kWarps * 32) split_keys_kernel(Shape s, A scal
         score = dot * scale + bias;
       }
     }
-    const A m_new = nan_max(m, warp_max(score));  // NaN once a visible score is NaN
-    if (m_new == neg_inf<A>()) continue;
-    const A alpha = exp_acc(m - m_new);
-    const A w = score == neg_inf<A>() ? A(0) : exp_acc(score - m_new);
-    l = l * alpha + warp_sum(w);
-    for (int x = 0; x < kMaxPerLane; ++x) acc[x] *= alpha;
-    for (int t = 0; t < kTile; ++t) {
-      const A wt = __shfl_sync(0xffffffffu, w, t);
-      if (wt == A(0)) continue;
-      for (int x = 0; x < kMaxPerLane; ++x) {
-        const std::int64_t c = lane + 32 * x;
-        if (c < s.dv) acc[x] += wt * static_cast<A>(load(vp, (j0 + t) * s.dv + c));
-      }
-    }
-    m = m_new;
+    online_softmax_tile(score, m, l, acc, lane, s.dv,
+                        [&](int t, std::int64_t c) { return static_cast<A>(load(vp, (j0 + t) * s.dv + c)); });
   }
   for (int x = 0; x < kMaxPerLane; ++x) {
     const std::int64_t c = lane + 32 * x;
