@@ -376,41 +376,34 @@ Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
   return run_step(op, y, st);
 }
 
-std::optional<Dims> one(std::optional<std::int64_t> n) {
-  if (!n) return std::nullopt;
-  return Dims{*n};
-}
-
-void check_n(Op op, std::optional<std::int64_t> n) {
+// A 1-D transform's n as the n-D transforms' s (one dim): every 1-D form checks it here, before
+// anything else about its input, with the message of its own ("number of data points").
+std::optional<Dims> checked_one(Op op, std::optional<std::int64_t> n) {
   FERRITE_CHECK(!n || *n >= 1, InvalidArgument, name_of(op), ": invalid number of data points (", n.value_or(0),
                 ") specified");
+  if (!n) return std::nullopt;
+  return Dims{*n};
 }
 
 }  // namespace
 
 Tensor fft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Fft, n);
-  return c2c(Op::Fft, x, one(n), Dims{dim}, norm, true);
+  return c2c(Op::Fft, x, checked_one(Op::Fft, n), Dims{dim}, norm, true);
 }
 Tensor ifft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Ifft, n);
-  return c2c(Op::Ifft, x, one(n), Dims{dim}, norm, false);
+  return c2c(Op::Ifft, x, checked_one(Op::Ifft, n), Dims{dim}, norm, false);
 }
 Tensor rfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Rfft, n);
-  return r2c(Op::Rfft, x, one(n), Dims{dim}, norm, false);
+  return r2c(Op::Rfft, x, checked_one(Op::Rfft, n), Dims{dim}, norm, false);
 }
 Tensor irfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Irfft, n);
-  return c2r(Op::Irfft, x, one(n), Dims{dim}, norm, false);
+  return c2r(Op::Irfft, x, checked_one(Op::Irfft, n), Dims{dim}, norm, false);
 }
 Tensor hfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Hfft, n);
-  return c2r(Op::Hfft, x, one(n), Dims{dim}, norm, true);
+  return c2r(Op::Hfft, x, checked_one(Op::Hfft, n), Dims{dim}, norm, true);
 }
 Tensor ihfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Ihfft, n);
-  return r2c(Op::Ihfft, x, one(n), Dims{dim}, norm, true);
+  return r2c(Op::Ihfft, x, checked_one(Op::Ihfft, n), Dims{dim}, norm, true);
 }
 
 Tensor fft2(const Tensor& x, std::optional<Dims> s, Dims dim, Norm norm) {
