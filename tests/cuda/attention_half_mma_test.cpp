@@ -52,6 +52,7 @@ namespace attention = cuda::attention;
 using attention_test::backward_pointers;
 using attention_test::desc_of;
 using attention_test::expect_same_bits;
+using attention_test::forward_pointers;
 using attention_test::Grads;
 using attention_test::half_subnormal_error;
 using attention_test::half_unit_roundoff;
@@ -79,19 +80,9 @@ Shape mask_shape(const Problem& pr, MaskShape ms) {
   }
 }
 
-// The front end's broadcast strides (attention.cpp): row-major over the mask's own dims,
-// right-aligned to [B, Hq, Sq, Sk], 0 where the mask's extent is 1.
+// The front end's broadcast strides of mask shape `ms` (attention_test_problems.hpp).
 std::array<std::int64_t, 4> mask_strides(const Problem& pr, MaskShape ms) {
-  const Shape shape = mask_shape(pr, ms);
-  std::array<std::int64_t, 4> st{};
-  std::int64_t stride = 1;
-  for (int i = 3; i >= 0; --i) {
-    const std::int64_t md = i - (4 - static_cast<std::int64_t>(shape.size()));
-    const std::int64_t size = md >= 0 ? shape[static_cast<std::size_t>(md)] : 1;
-    st[static_cast<std::size_t>(i)] = size == 1 ? 0 : stride;
-    stride *= size;
-  }
-  return st;
+  return attention_test::mask_strides(mask_shape(pr, ms));
 }
 
 // F32 tensors holding `half` values: q, k, v, grad_out, and the SIMT forward's out (rounded to
@@ -104,12 +95,8 @@ struct Inputs {
 };
 
 AttentionDesc desc_of(const Inputs& in, DType dtype) {
-  AttentionDesc d = desc_of(in.pr, dtype);
-  if (in.mask.kind != AttentionMaskKind::None) {
-    d.mask = in.mask.kind;
-    d.mask_strides = mask_strides(in.pr, in.mask.shape);
-  }
-  return d;
+  if (in.mask.kind == AttentionMaskKind::None) return desc_of(in.pr, dtype);
+  return desc_of(in.pr, dtype, in.mask.kind, mask_strides(in.pr, in.mask.shape));
 }
 
 // With a mask (mask.kind not None) the forward is the general SIMT one (attention::forward: the
@@ -128,15 +115,11 @@ Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tens
   if (pr.sq == 0) return in;  // nothing to run forward: the dk/dv kernels read none of them
   const AttentionDesc d = desc_of(in, DType::F32);
   Tensor out = empty({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu);
-  attention::Pointers p;
-  p.q = in.q.data_ptr();
-  p.k = in.k.data_ptr();
-  p.v = in.v.data_ptr();
-  p.result = out.mutable_data_ptr();
-  p.logsumexp = in.lse.mutable_data_ptr();
+  const bool masked = in.mask.kind != AttentionMaskKind::None;
+  const attention::Pointers p =
+      forward_pointers(in.q, in.k, in.v, masked ? in.mask.values.data_ptr() : nullptr, out, in.lse);
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  if (in.mask.kind != AttentionMaskKind::None) {
-    p.mask = in.mask.values.data_ptr();
+  if (masked) {
     attention::forward(d, p, stream0());
   } else {
     EXPECT_TRUE(attention::tiled_forward_f32_fits(d, p));
