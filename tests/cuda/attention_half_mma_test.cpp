@@ -200,53 +200,36 @@ TermSums term_sums(const Inputs& in) {
     if (in.mask.kind == AttentionMaskKind::Bool) return m != 0.f ? 0.0 : -INFINITY;
     return m;
   };
-  const std::int64_t D = pr.d, group = pr.hq / pr.hkv;
+  const std::int64_t D = pr.d;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   auto sums = [](std::size_t n) { return Sums{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)}; };
   TermSums s{sums(q.size()), sums(k.size()), sums(v.size())};
   std::vector<double> p(static_cast<std::size_t>(pr.sk));
-  for (std::int64_t b = 0; b < pr.b; ++b)
-    for (std::int64_t h = 0; h < pr.hq; ++h) {
-      const std::size_t qo = static_cast<std::size_t>((b * pr.hq + h) * pr.sq * D);
-      const std::size_t ko = static_cast<std::size_t>((b * pr.hkv + h / group) * pr.sk * D);
-      for (std::int64_t i = 0; i < pr.sq; ++i) {
-        const std::int64_t keys = pr.causal ? std::min(pr.sk, i + 1) : pr.sk;  // top-left: j <= i
-        if (keys == 0) continue;
-        auto dot = [&](const std::vector<float>& x, const std::vector<float>& y, std::int64_t j) {
-          double sum = 0;
-          for (std::int64_t c = 0; c < D; ++c)
-            sum += static_cast<double>(x[qo + static_cast<std::size_t>(i * D + c)]) *
-                   y[ko + static_cast<std::size_t>(j * D + c)];
-          return sum;
-        };
-        double mx = -INFINITY, l = 0, delta = 0;
-        for (std::int64_t j = 0; j < keys; ++j) {
-          const double m = bias(b, h, i, j);  // a hidden pair: -inf, its dot not taken (a NaN q.k stays out)
-          p[static_cast<std::size_t>(j)] = m == -INFINITY ? m : scale * dot(q, k, j) + m;
-          mx = std::max(mx, p[static_cast<std::size_t>(j)]);
-        }
-        if (mx == -INFINITY) continue;  // fully masked row: zero gradients, no terms
-        for (std::int64_t j = 0; j < keys; ++j)
-          l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
-        for (std::int64_t c = 0; c < D; ++c)
-          delta += static_cast<double>(go[qo + static_cast<std::size_t>(i * D + c)]) *
-                   out[qo + static_cast<std::size_t>(i * D + c)];
-        for (std::int64_t j = 0; j < keys; ++j) {
-          if (p[static_cast<std::size_t>(j)] == 0.0 && bias(b, h, i, j) == -INFINITY) continue;  // hidden: no term
-          const double pj = p[static_cast<std::size_t>(j)] / l, dsj = std::abs(pj * (dot(go, v, j) - delta));
-          for (std::int64_t c = 0; c < D; ++c) {
-            const std::size_t ei = qo + static_cast<std::size_t>(i * D + c),
-                              ej = ko + static_cast<std::size_t>(j * D + c);
-            s.dq.t[ei] += scale * dsj * std::abs(k[ej]);
-            s.dq.b[ei] += scale * std::abs(k[ej]);
-            s.dk.t[ej] += scale * dsj * std::abs(q[ei]);
-            s.dk.b[ej] += scale * std::abs(q[ei]);
-            s.dv.t[ej] += pj * std::abs(go[ei]);
-            s.dv.b[ej] += std::abs(go[ei]);
-          }
-        }
+  attention_test::for_each_query_row(pr, [&](const attention_test::QueryRow& r) {
+    double mx = -INFINITY, l = 0, delta = 0;
+    for (std::int64_t j = 0; j < r.keys; ++j) {
+      const double m = bias(r.b, r.h, r.i, j);  // a hidden pair: -inf, its dot not taken (a NaN q.k stays out)
+      p[static_cast<std::size_t>(j)] = m == -INFINITY ? m : scale * r.dot(q, k, j) + m;
+      mx = std::max(mx, p[static_cast<std::size_t>(j)]);
+    }
+    if (mx == -INFINITY) return;  // fully masked row: zero gradients, no terms
+    for (std::int64_t j = 0; j < r.keys; ++j)
+      l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
+    for (std::int64_t c = 0; c < D; ++c) delta += static_cast<double>(go[r.q_at(c)]) * out[r.q_at(c)];
+    for (std::int64_t j = 0; j < r.keys; ++j) {
+      if (p[static_cast<std::size_t>(j)] == 0.0 && bias(r.b, r.h, r.i, j) == -INFINITY) continue;  // hidden: no term
+      const double pj = p[static_cast<std::size_t>(j)] / l, dsj = std::abs(pj * (r.dot(go, v, j) - delta));
+      for (std::int64_t c = 0; c < D; ++c) {
+        const std::size_t ei = r.q_at(c), ej = r.kv_at(j, c);
+        s.dq.t[ei] += scale * dsj * std::abs(k[ej]);
+        s.dq.b[ei] += scale * std::abs(k[ej]);
+        s.dk.t[ej] += scale * dsj * std::abs(q[ei]);
+        s.dk.b[ej] += scale * std::abs(q[ei]);
+        s.dv.t[ej] += pj * std::abs(go[ei]);
+        s.dv.b[ej] += std::abs(go[ei]);
       }
     }
+  });
   return s;
 }
 

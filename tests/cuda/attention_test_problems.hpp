@@ -2,15 +2,17 @@
 // and 1xTF32; attention_half_mma_test.cpp: the F16/BF16 backward; attention_half_mma_fwd_test.cpp:
 // the F16/BF16 forward): the problem shape the backward tests loop over, its row-major
 // AttentionDesc, its name in failure messages, the backward shapes the reduced-precision modes
-// are held to, inputs drawn as F16/BF16 values, the F16/BF16 bounds' rounding constants, a
-// mask's broadcast strides, a masked AttentionDesc and the masked-forward tests' random mask
-// (with attention_cudnn_mask_test.cpp), a forward's Pointers and a run of one into NaN outputs,
-// the gradients and the backward's Pointers, and reading results back (values, bits, stream 0).
-// Included by CUDA builds only (after FERRITE_WITH_CUDA).
+// are held to, inputs drawn as F16/BF16 values, the query rows their host term sums walk, the
+// F16/BF16 bounds' rounding constants, a mask's broadcast strides, a masked AttentionDesc and
+// the masked-forward tests' random mask (with attention_cudnn_mask_test.cpp), a forward's
+// Pointers and a run of one into NaN outputs, the gradients and the backward's Pointers, and
+// reading results back (values, bits, stream 0). Included by CUDA builds only (after
+// FERRITE_WITH_CUDA).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -92,6 +94,36 @@ inline const std::vector<Problem>& backward_problems() {
       {1, 8, 2, 256, 256, 128, true},  {1, 2, 2, 20, 0, 128, false},   {1, 2, 2, 0, 20, 64, false},
       {1, 2, 1, 0, 90, 128, true}};
   return problems;
+}
+
+/// A query row (b, h, i) of a problem as the backward tests' host term sums walk them
+/// (for_each_query_row): the keys it sees (causal top-left: j <= i; `keys` of them, from 0), the
+/// offset of its element c in a [B, Hq, Sq, D] tensor (q_at) and of key j's in a [B, Hkv, Sk, D]
+/// one (kv_at, its key/value head's), and dot: its row of x times key row j of y, in double.
+struct QueryRow {
+  std::int64_t b, h, i, keys, d;
+  std::size_t q0, kv0;
+  std::size_t q_at(std::int64_t c) const { return q0 + static_cast<std::size_t>(c); }
+  std::size_t kv_at(std::int64_t j, std::int64_t c) const { return kv0 + static_cast<std::size_t>(j * d + c); }
+  double dot(const std::vector<float>& x, const std::vector<float>& y, std::int64_t j) const {
+    double sum = 0;
+    for (std::int64_t c = 0; c < d; ++c) sum += static_cast<double>(x[q_at(c)]) * y[kv_at(j, c)];
+    return sum;
+  }
+};
+
+/// f(row) for every query row of `pr` that sees at least one key, in (b, h, i) order.
+template <class F>
+void for_each_query_row(const Problem& pr, F&& f) {
+  const std::int64_t group = pr.hq / pr.hkv;
+  for (std::int64_t b = 0; b < pr.b; ++b)
+    for (std::int64_t h = 0; h < pr.hq; ++h)
+      for (std::int64_t i = 0; i < pr.sq; ++i) {
+        const std::int64_t keys = pr.causal ? std::min(pr.sk, i + 1) : pr.sk;  // top-left: j <= i
+        if (keys == 0) continue;
+        f(QueryRow{b, h, i, keys, pr.d, static_cast<std::size_t>(((b * pr.hq + h) * pr.sq + i) * pr.d),
+                   static_cast<std::size_t>((b * pr.hkv + h / group) * pr.sk * pr.d)});
+      }
 }
 
 /// F32 values that `half` (BF16 or F16) holds, so TF32 holds them too.
