@@ -117,6 +117,18 @@ std::optional<DType> check_dx_cast(const char* name, const Tensor& x, std::optio
   return dx_cast;
 }
 
+// What both norms' forward share once the input and affine parameters are checked: the eps and
+// output dtype checks, then y and rstd (the layer norm adds its mean).
+template <class Result>
+Result norm_result(const char* name, const Tensor& x, double eps, std::optional<DType> out_dtype, const RowsCols& rc) {
+  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
+  const DType y_dtype = norm_out_dtype(name, x, out_dtype);
+  Result r;
+  r.y = frontend::allocate(x.shape(), y_dtype, x.device());
+  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
+  return r;
+}
+
 // What both norms' backward share once their statistics are checked: the weight, residual and
 // dx_cast checks (in that order, so both report the same first error), then dx, dx_cast when
 // asked, and dweight when there is a weight (zeros with no rows: nothing flows back).
@@ -165,12 +177,8 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   const RowsCols rc = rows_cols(name, x);
   check_affine(name, "weight", weight, x, rc.cols);
   check_affine(name, "bias", bias, x, rc.cols);
-  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
-  const DType out_dtype = norm_out_dtype(name, x, options.out_dtype);
-  LayerNormResult r;
-  r.y = frontend::allocate(x.shape(), out_dtype, x.device());
+  LayerNormResult r = norm_result<LayerNormResult>(name, x, eps, options.out_dtype, rc);
   r.mean = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
-  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   if (rc.rows > 0)
     backend(x.device()).reductions().layer_norm(aligned(x), aligned_or_none(weight), aligned_or_none(bias), r.y.buffer(),
                                                 r.mean.buffer(), r.rstd.buffer(), rc.rows, rc.cols, eps);
@@ -204,11 +212,7 @@ RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps, const 
   frontend::check_supported(Op::RmsNorm, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_affine(name, "weight", weight, x, rc.cols);
-  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
-  const DType out_dtype = norm_out_dtype(name, x, options.out_dtype);
-  RmsNormResult r;
-  r.y = frontend::allocate(x.shape(), out_dtype, x.device());
-  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
+  RmsNormResult r = norm_result<RmsNormResult>(name, x, eps, options.out_dtype, rc);
   if (rc.rows > 0)
     backend(x.device()).reductions().rms_norm(aligned(x), aligned_or_none(weight), r.y.buffer(), r.rstd.buffer(), rc.rows,
                                               rc.cols, eps);
