@@ -275,17 +275,33 @@ std::vector<std::vector<std::int64_t>> groups_of(std::vector<std::int64_t> dims)
 
 Tensor to_complex(const Tensor& x) { return is_complex(x.dtype()) ? x : x.to(complex_of(x.dtype())); }
 
-Tensor c2c(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim, Norm norm,
-           bool forward) {
-  check_input(op, x, Input::Any);
-  const Plan p = resolve(op, x, s, dim);
-  Tensor y = to_complex(x);
+// The first `count` of the plan's dims cropped or zero-padded in `y` to their n (the input's
+// extent where s gives none, checked); returns the product of those n (the signal size the norm
+// divides by). c2r sizes its last dim from the output's n itself, so it passes one dim fewer.
+double resize_to_plan(Op op, Tensor& y, const Plan& p, std::size_t count) {
   double signal = 1;
-  for (std::size_t k = 0; k < p.dims.size(); ++k) {
+  for (std::size_t k = 0; k < count; ++k) {
     const std::int64_t n = p.n[k] == -1 ? checked_length(op, y.size(p.dims[k]), p.dims[k]) : p.n[k];
     y = resize_dim(y, p.dims[k], n);
     signal *= static_cast<double>(n);
   }
+  return signal;
+}
+
+// c2c's and c2r's input: checked (any dtype), its plan, and its values as complex.
+struct ComplexInput {
+  Plan p;
+  Tensor y;
+};
+ComplexInput complex_input(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim) {
+  check_input(op, x, Input::Any);
+  return {resolve(op, x, s, dim), to_complex(x)};
+}
+
+Tensor c2c(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim, Norm norm,
+           bool forward) {
+  auto [p, y] = complex_input(op, x, s, dim);
+  const double signal = resize_to_plan(op, y, p, p.dims.size());
   std::vector<std::int64_t> sorted = p.dims;
   std::sort(sorted.begin(), sorted.end());
   const auto groups = groups_of(sorted);
@@ -303,12 +319,7 @@ Tensor r2c(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
   check_input(op, x, Input::Real);
   const Plan p = resolve(op, x, s, dim);
   Tensor y = x;
-  double signal = 1;
-  for (std::size_t k = 0; k < p.dims.size(); ++k) {
-    const std::int64_t n = p.n[k] == -1 ? checked_length(op, y.size(p.dims[k]), p.dims[k]) : p.n[k];
-    y = resize_dim(y, p.dims[k], n);
-    signal *= static_cast<double>(n);
-  }
+  const double signal = resize_to_plan(op, y, p, p.dims.size());
   const std::int64_t last = p.dims.back();
   std::vector<std::int64_t> rest(p.dims.begin(), p.dims.end() - 1);
   std::sort(rest.begin(), rest.end());
@@ -336,25 +347,14 @@ Tensor r2c(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
 // irfftn / hfft: C2C inverse over the other dims first, then C2R over the last dim's group.
 Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::optional<Dims>& dim, Norm norm,
            bool conj_in) {
-  check_input(op, x, Input::Any);
-  const Plan p = resolve(op, x, s, dim);
-  Tensor y = to_complex(x);
-  double signal = 1;
-  std::int64_t last_n = 0;
-  for (std::size_t k = 0; k < p.dims.size(); ++k) {
-    const std::int64_t d = p.dims[k];
-    if (k + 1 == p.dims.size()) {
-      last_n = p.n[k] != -1 ? p.n[k] : 2 * (y.size(d) - 1);
-      checked_length(op, last_n, d);
-      y = resize_dim(y, d, last_n / 2 + 1);
-      signal *= static_cast<double>(last_n);
-    } else {
-      const std::int64_t n = p.n[k] == -1 ? checked_length(op, y.size(d), d) : p.n[k];
-      y = resize_dim(y, d, n);
-      signal *= static_cast<double>(n);
-    }
-  }
+  auto [p, y] = complex_input(op, x, s, dim);
+  double signal = resize_to_plan(op, y, p, p.dims.size() - 1);
+  // The last dim holds n / 2 + 1 of the output's n (default: 2 (extent - 1)) points.
   const std::int64_t last = p.dims.back();
+  const std::int64_t last_n = p.n.back() != -1 ? p.n.back() : 2 * (y.size(last) - 1);
+  checked_length(op, last_n, last);
+  y = resize_dim(y, last, last_n / 2 + 1);
+  signal *= static_cast<double>(last_n);
   std::vector<std::int64_t> rest(p.dims.begin(), p.dims.end() - 1);
   std::sort(rest.begin(), rest.end());
   // C2R runs over the last dim alone: the inverse C2C over the others comes first, so a
@@ -376,41 +376,34 @@ Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
   return run_step(op, y, st);
 }
 
-std::optional<Dims> one(std::optional<std::int64_t> n) {
-  if (!n) return std::nullopt;
-  return Dims{*n};
-}
-
-void check_n(Op op, std::optional<std::int64_t> n) {
+// A 1-D transform's n as the n-D transforms' s (one dim): every 1-D form checks it here, before
+// anything else about its input, with the message of its own ("number of data points").
+std::optional<Dims> checked_one(Op op, std::optional<std::int64_t> n) {
   FERRITE_CHECK(!n || *n >= 1, InvalidArgument, name_of(op), ": invalid number of data points (", n.value_or(0),
                 ") specified");
+  if (!n) return std::nullopt;
+  return Dims{*n};
 }
 
 }  // namespace
 
 Tensor fft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Fft, n);
-  return c2c(Op::Fft, x, one(n), Dims{dim}, norm, true);
+  return c2c(Op::Fft, x, checked_one(Op::Fft, n), Dims{dim}, norm, true);
 }
 Tensor ifft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Ifft, n);
-  return c2c(Op::Ifft, x, one(n), Dims{dim}, norm, false);
+  return c2c(Op::Ifft, x, checked_one(Op::Ifft, n), Dims{dim}, norm, false);
 }
 Tensor rfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Rfft, n);
-  return r2c(Op::Rfft, x, one(n), Dims{dim}, norm, false);
+  return r2c(Op::Rfft, x, checked_one(Op::Rfft, n), Dims{dim}, norm, false);
 }
 Tensor irfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Irfft, n);
-  return c2r(Op::Irfft, x, one(n), Dims{dim}, norm, false);
+  return c2r(Op::Irfft, x, checked_one(Op::Irfft, n), Dims{dim}, norm, false);
 }
 Tensor hfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Hfft, n);
-  return c2r(Op::Hfft, x, one(n), Dims{dim}, norm, true);
+  return c2r(Op::Hfft, x, checked_one(Op::Hfft, n), Dims{dim}, norm, true);
 }
 Tensor ihfft(const Tensor& x, std::optional<std::int64_t> n, std::int64_t dim, Norm norm) {
-  check_n(Op::Ihfft, n);
-  return r2c(Op::Ihfft, x, one(n), Dims{dim}, norm, true);
+  return r2c(Op::Ihfft, x, checked_one(Op::Ihfft, n), Dims{dim}, norm, true);
 }
 
 Tensor fft2(const Tensor& x, std::optional<Dims> s, Dims dim, Norm norm) {

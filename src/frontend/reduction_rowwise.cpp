@@ -117,6 +117,36 @@ std::optional<DType> check_dx_cast(const char* name, const Tensor& x, std::optio
   return dx_cast;
 }
 
+// What both norms' forward share once the input and affine parameters are checked: the eps and
+// output dtype checks, then y and rstd (the layer norm adds its mean).
+template <class Result>
+Result norm_result(const char* name, const Tensor& x, double eps, std::optional<DType> out_dtype, const RowsCols& rc) {
+  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
+  const DType y_dtype = norm_out_dtype(name, x, out_dtype);
+  Result r;
+  r.y = frontend::allocate(x.shape(), y_dtype, x.device());
+  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
+  return r;
+}
+
+// What both norms' backward share once their statistics are checked: the weight, residual and
+// dx_cast checks (in that order, so both report the same first error), then dx, dx_cast when
+// asked, and dweight when there is a weight (zeros with no rows: nothing flows back).
+template <class Grads, class Options>
+Grads norm_grads(const char* name, const Tensor& x, const Tensor& weight, const Options& options,
+                 const RowsCols& rc) {
+  check_affine(name, "weight", weight, x, rc.cols);
+  check_residual(name, options.residual, x);
+  const std::optional<DType> dx_cast = check_dx_cast(name, x, options.dx_cast);
+  Grads g;
+  g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
+  if (dx_cast) g.dx_cast = frontend::allocate(x.shape(), *dx_cast, x.device());
+  if (weight.defined())
+    g.dweight = rc.rows == 0 ? zeros({rc.cols}, x.dtype(), x.device())
+                             : frontend::allocate({rc.cols}, x.dtype(), x.device());
+  return g;
+}
+
 // The norms' inputs come through Tensor::buffer(), which is 16-byte aligned (a view off the
 // grid, such as a weight one element into its storage, is copied): the CUDA norm kernels take
 // vector loads only when every row and parameter is aligned, and otherwise a scalar layout
@@ -147,12 +177,8 @@ LayerNormResult layer_norm(const Tensor& x, const Tensor& weight, const Tensor& 
   const RowsCols rc = rows_cols(name, x);
   check_affine(name, "weight", weight, x, rc.cols);
   check_affine(name, "bias", bias, x, rc.cols);
-  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
-  const DType out_dtype = norm_out_dtype(name, x, options.out_dtype);
-  LayerNormResult r;
-  r.y = frontend::allocate(x.shape(), out_dtype, x.device());
+  LayerNormResult r = norm_result<LayerNormResult>(name, x, eps, options.out_dtype, rc);
   r.mean = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
-  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
   if (rc.rows > 0)
     backend(x.device()).reductions().layer_norm(aligned(x), aligned_or_none(weight), aligned_or_none(bias), r.y.buffer(),
                                                 r.mean.buffer(), r.rstd.buffer(), rc.rows, rc.cols, eps);
@@ -167,19 +193,12 @@ LayerNormGrads layer_norm_backward(const Tensor& grad, const Tensor& x, const Te
   const RowsCols rc = rows_cols(name, x);
   check_stat(name, "mean", mean, x, rc);
   check_stat(name, "rstd", rstd, x, rc);
-  check_affine(name, "weight", weight, x, rc.cols);
-  check_residual(name, options.residual, x);
-  const std::optional<DType> dx_cast = check_dx_cast(name, x, options.dx_cast);
-  LayerNormGrads g;
-  g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
-  if (dx_cast) g.dx_cast = frontend::allocate(x.shape(), *dx_cast, x.device());
-  if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
-  g.dbias = frontend::allocate({rc.cols}, x.dtype(), x.device());
+  LayerNormGrads g = norm_grads<LayerNormGrads>(name, x, weight, options, rc);
   if (rc.rows == 0) {  // nothing flows back: the parameter gradients are zero
     g.dbias = zeros({rc.cols}, x.dtype(), x.device());
-    if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
     return g;
   }
+  g.dbias = frontend::allocate({rc.cols}, x.dtype(), x.device());
   backend(x.device()).reductions().layer_norm_backward(
       aligned(grad), aligned(x), mean.buffer(), rstd.buffer(), aligned_or_none(weight),
       aligned_or_none(options.residual), g.dx.buffer(), g.dx_cast.defined() ? g.dx_cast.buffer() : Buffer(),
@@ -193,11 +212,7 @@ RmsNormResult rms_norm(const Tensor& x, const Tensor& weight, double eps, const 
   frontend::check_supported(Op::RmsNorm, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_affine(name, "weight", weight, x, rc.cols);
-  FERRITE_CHECK(eps >= 0, InvalidArgument, name, ": eps ", eps, " must be a number >= 0");
-  const DType out_dtype = norm_out_dtype(name, x, options.out_dtype);
-  RmsNormResult r;
-  r.y = frontend::allocate(x.shape(), out_dtype, x.device());
-  r.rstd = frontend::allocate(rc.stat_shape, detail::norm_stat_dtype(x.dtype()), x.device());
+  RmsNormResult r = norm_result<RmsNormResult>(name, x, eps, options.out_dtype, rc);
   if (rc.rows > 0)
     backend(x.device()).reductions().rms_norm(aligned(x), aligned_or_none(weight), r.y.buffer(), r.rstd.buffer(), rc.rows,
                                               rc.cols, eps);
@@ -211,17 +226,8 @@ RmsNormGrads rms_norm_backward(const Tensor& grad, const Tensor& x, const Tensor
   frontend::check_supported(Op::RmsNormBackward, x.dtype(), x.device());
   const RowsCols rc = rows_cols(name, x);
   check_stat(name, "rstd", rstd, x, rc);
-  check_affine(name, "weight", weight, x, rc.cols);
-  check_residual(name, options.residual, x);
-  const std::optional<DType> dx_cast = check_dx_cast(name, x, options.dx_cast);
-  RmsNormGrads g;
-  g.dx = frontend::allocate(x.shape(), x.dtype(), x.device());
-  if (dx_cast) g.dx_cast = frontend::allocate(x.shape(), *dx_cast, x.device());
-  if (weight.defined()) g.dweight = frontend::allocate({rc.cols}, x.dtype(), x.device());
-  if (rc.rows == 0) {
-    if (weight.defined()) g.dweight = zeros({rc.cols}, x.dtype(), x.device());
-    return g;
-  }
+  RmsNormGrads g = norm_grads<RmsNormGrads>(name, x, weight, options, rc);
+  if (rc.rows == 0) return g;
   backend(x.device()).reductions().rms_norm_backward(
       aligned(grad), aligned(x), rstd.buffer(), aligned_or_none(weight), aligned_or_none(options.residual),
       g.dx.buffer(), g.dx_cast.defined() ? g.dx_cast.buffer() : Buffer(),

@@ -53,6 +53,7 @@ using attention_test::bits;
 using attention_test::Grads;
 using attention_test::host;
 using attention_test::nan_grads;
+using attention_test::run_forward;
 using attention_test::stream0;
 
 constexpr auto kBool = AttentionMaskKind::Bool, kAdd = AttentionMaskKind::Additive;
@@ -114,52 +115,22 @@ Problem make(const Case& c, DType dtype, unsigned seed) {
   p.v = values({c.b, c.hkv, c.sk, c.d});
   p.grad_out = values({c.b, c.hq, c.sq, c.d});
   p.mext = {c.keep.b ? c.b : 1, c.keep.h ? c.hq : 1, c.keep.i ? c.sq : 1, c.keep.j ? c.sk : 1};
-  std::int64_t stride = 1;
-  for (int a = 3; a >= 0; --a) {
-    p.mstr[static_cast<std::size_t>(a)] = p.mext[static_cast<std::size_t>(a)] == 1 ? 0 : stride;
-    stride *= p.mext[static_cast<std::size_t>(a)];
-  }
-  const std::int64_t n = stride;
-  p.mh.resize(static_cast<std::size_t>(n));
-  std::vector<bool> keep(static_cast<std::size_t>(n));
-  for (std::int64_t e = 0; e < n; ++e) {
-    const std::int64_t j = e % p.mext[3], i = (e / p.mext[3]) % p.mext[2],
-                       bb = e / (p.mext[3] * p.mext[2] * p.mext[1]);
-    const bool hidden = (c.dead == Dead::rows && c.keep.i && (i == 1 || i == 5)) ||
-                        (c.dead == Dead::batch && c.keep.b && bb == 0) || (c.dead == Dead::left_padded && j < 70);
-    if (c.kind == kBool) {
-      keep[static_cast<std::size_t>(e)] = !hidden && unit(rng) < 0.7f;
-      p.mh[static_cast<std::size_t>(e)] = keep[static_cast<std::size_t>(e)] ? 0.f : -INFINITY;
-    } else {
-      p.mh[static_cast<std::size_t>(e)] = hidden || unit(rng) < 0.3f ? -INFINITY : 2.f * normal(rng);
-    }
-  }
-  const Shape shape{p.mext[0], p.mext[1], p.mext[2], p.mext[3]};
-  if (c.kind == kBool) {
-    p.mask = from_vector(keep, shape).to(gpu);
-  } else {
-    Tensor m = from_vector(p.mh, shape).to(dtype);
-    p.mh = host(m);
-    p.mask = m.to(gpu);
-  }
+  const auto mask = attention_test::random_mask(
+      c.kind, dtype, p.mext, false, rng, normal, unit, [&](std::int64_t bb, std::int64_t i, std::int64_t j) {
+        return (c.dead == Dead::rows && c.keep.i && (i == 1 || i == 5)) ||
+               (c.dead == Dead::batch && c.keep.b && bb == 0) || (c.dead == Dead::left_padded && j < 70);
+      });
+  p.mask = mask.mask;
+  p.mh = mask.bias;
+  p.mstr = mask.strides;
   return p;
 }
 
+// Case c as the shared tests' problem shape (attention_test_problems.hpp).
+attention_test::Problem shape_of(const Case& c) { return {c.b, c.hq, c.hkv, c.sq, c.sk, c.d, c.causal}; }
+
 AttentionDesc desc_of(const Problem& p) {
-  AttentionDesc d;
-  d.dtype = p.dtype;
-  d.batch = p.c.b;
-  d.heads_q = p.c.hq;
-  d.heads_kv = p.c.hkv;
-  d.seq_q = p.c.sq;
-  d.seq_k = p.c.sk;
-  d.head_dim = d.value_dim = p.c.d;
-  d.causal = p.c.causal;
-  d.scale = 1.0 / std::sqrt(static_cast<double>(p.c.d));
-  d.mask = p.c.kind;
-  d.mask_strides = p.mstr;
-  d.set_row_major_strides();
-  return d;
+  return attention_test::desc_of(shape_of(p.c), p.dtype, p.c.kind, p.mstr);
 }
 
 // Whether problem row (b, h, i) has no visible key (host, from the mask's values).
@@ -179,35 +150,23 @@ std::vector<bool> dead_rows(const Problem& p) {
   return dead;
 }
 
-struct Result {
-  Tensor out, lse;
-};
+using Result = attention_test::ForwardOutputs;
 
 // cudnn: sdpa::forward (which must plan the graph); else half_mma_forward. Outputs start as NaN
-// so an unwritten element shows.
+// so an unwritten element shows (attention_test::run_forward).
 Result run(const Problem& p, bool cudnn) {
-  const Device gpu = Device::cuda(0);
   const Case& c = p.c;
-  Result r{full({c.b, c.hq, c.sq, c.d}, NAN, p.dtype, gpu), full({c.b, c.hq, c.sq}, NAN, DType::F32, gpu)};
   const AttentionDesc d = desc_of(p);
-  attention::Pointers ptr;
-  ptr.q = p.q.data_ptr();
-  ptr.k = p.k.data_ptr();
-  ptr.v = p.v.data_ptr();
-  ptr.mask = p.mask.data_ptr();
-  ptr.result = r.out.mutable_data_ptr();
-  ptr.logsumexp = r.lse.mutable_data_ptr();
-  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  if (cudnn) {
-    EXPECT_TRUE(sdpa::masked_eligible(d)) << c.what(p.dtype);
-    EXPECT_TRUE(sdpa::forward(d, ptr, 0, stream0()))
-        << c.what(p.dtype) << ": no plan, " << sdpa::cache_info(0).last_unsupported_reason;
-  } else {
-    EXPECT_TRUE(attention::half_mma_forward_fits(d, ptr)) << c.what(p.dtype);
-    attention::half_mma_forward(d, ptr, stream0());
-  }
-  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  return r;
+  return run_forward(shape_of(c), p.dtype, p.q, p.k, p.v, p.mask.data_ptr(), [&](const attention::Pointers& ptr) {
+    if (cudnn) {
+      EXPECT_TRUE(sdpa::masked_eligible(d)) << c.what(p.dtype);
+      EXPECT_TRUE(sdpa::forward(d, ptr, 0, stream0()))
+          << c.what(p.dtype) << ": no plan, " << sdpa::cache_info(0).last_unsupported_reason;
+    } else {
+      EXPECT_TRUE(attention::half_mma_forward_fits(d, ptr)) << c.what(p.dtype);
+      attention::half_mma_forward(d, ptr, stream0());
+    }
+  });
 }
 
 // The conformance suite's CUDA-vs-CPU tolerance (tests/conformance/attention_entries.cpp).

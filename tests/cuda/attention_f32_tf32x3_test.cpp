@@ -35,6 +35,7 @@ namespace attention = cuda::attention;
 using attention_test::backward_pointers;
 using attention_test::bits;
 using attention_test::expect_same_bits;
+using attention_test::forward_pointers;
 using attention_test::Grads;
 using attention_test::host;
 using attention_test::name_of;
@@ -53,12 +54,7 @@ Result run(const Problem& pr, const Tensor& q, const Tensor& k, const Tensor& v,
   const AttentionDesc d = desc_of(pr);
   const Device gpu = Device::cuda(0);
   Result r{empty({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu), empty({pr.b, pr.hq, pr.sq}, DType::F32, gpu)};
-  attention::Pointers p;
-  p.q = q.data_ptr();
-  p.k = k.data_ptr();
-  p.v = v.data_ptr();
-  p.result = r.out.mutable_data_ptr();
-  p.logsumexp = r.lse.mutable_data_ptr();
+  const attention::Pointers p = forward_pointers(q, k, v, nullptr, r.out, r.lse);
   EXPECT_TRUE(attention::tiled_forward_f32_fits(d, p));
   const auto stream = static_cast<cudaStream_t>(cuda::current_stream(0));
   EXPECT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
@@ -383,55 +379,38 @@ struct TermSums {
 TermSums term_sums(const BackwardInputs& in) {
   const Problem& pr = in.pr;
   const std::vector<float> q = host(in.q), k = host(in.k), v = host(in.v), go = host(in.go);
-  const std::int64_t D = pr.d, group = pr.hq / pr.hkv;
+  const std::int64_t D = pr.d;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   TermSums t{std::vector<double>(q.size(), 0.0), std::vector<double>(k.size(), 0.0),
              std::vector<double>(v.size(), 0.0)};
   std::vector<double> p(static_cast<std::size_t>(pr.sk)), ds(p.size()), o(static_cast<std::size_t>(D));
-  for (std::int64_t b = 0; b < pr.b; ++b)
-    for (std::int64_t h = 0; h < pr.hq; ++h) {
-      const std::size_t qo = static_cast<std::size_t>((b * pr.hq + h) * pr.sq * D);
-      const std::size_t ko = static_cast<std::size_t>((b * pr.hkv + h / group) * pr.sk * D);
-      for (std::int64_t i = 0; i < pr.sq; ++i) {
-        const std::int64_t keys = pr.causal ? std::min(pr.sk, i + 1) : pr.sk;  // top-left: j <= i
-        if (keys == 0) continue;
-        auto dot = [&](const std::vector<float>& x, const std::vector<float>& y, std::int64_t j) {
-          double sum = 0;
-          for (std::int64_t c = 0; c < D; ++c)
-            sum += static_cast<double>(x[qo + static_cast<std::size_t>(i * D + c)]) *
-                   y[ko + static_cast<std::size_t>(j * D + c)];
-          return sum;
-        };
-        double mx = -INFINITY;
-        for (std::int64_t j = 0; j < keys; ++j) {
-          p[static_cast<std::size_t>(j)] = scale * dot(q, k, j);
-          mx = std::max(mx, p[static_cast<std::size_t>(j)]);
-        }
-        double l = 0;
-        for (std::int64_t j = 0; j < keys; ++j)
-          l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
-        std::fill(o.begin(), o.end(), 0.0);
-        for (std::int64_t j = 0; j < keys; ++j) {
-          p[static_cast<std::size_t>(j)] /= l;
-          for (std::int64_t c = 0; c < D; ++c)
-            o[static_cast<std::size_t>(c)] +=
-                p[static_cast<std::size_t>(j)] * v[ko + static_cast<std::size_t>(j * D + c)];
-        }
-        double delta = 0;
-        for (std::int64_t c = 0; c < D; ++c)
-          delta += go[qo + static_cast<std::size_t>(i * D + c)] * o[static_cast<std::size_t>(c)];
-        for (std::int64_t j = 0; j < keys; ++j) {
-          const double pj = p[static_cast<std::size_t>(j)], dsj = std::abs(pj * (dot(go, v, j) - delta));
-          for (std::int64_t c = 0; c < D; ++c) {
-            const std::size_t ei = qo + static_cast<std::size_t>(i * D + c),
-                              ej = ko + static_cast<std::size_t>(j * D + c);
-            t.dq[ei] += scale * dsj * std::abs(k[ej]);
-            t.dk[ej] += scale * dsj * std::abs(q[ei]);
-            t.dv[ej] += pj * std::abs(go[ei]);
-          }
-        }
+  attention_test::for_each_query_row(pr, [&](const attention_test::QueryRow& r) {
+    double mx = -INFINITY;
+    for (std::int64_t j = 0; j < r.keys; ++j) {
+      p[static_cast<std::size_t>(j)] = scale * r.dot(q, k, j);
+      mx = std::max(mx, p[static_cast<std::size_t>(j)]);
+    }
+    double l = 0;
+    for (std::int64_t j = 0; j < r.keys; ++j)
+      l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
+    std::fill(o.begin(), o.end(), 0.0);
+    for (std::int64_t j = 0; j < r.keys; ++j) {
+      p[static_cast<std::size_t>(j)] /= l;
+      for (std::int64_t c = 0; c < D; ++c)
+        o[static_cast<std::size_t>(c)] += p[static_cast<std::size_t>(j)] * v[r.kv_at(j, c)];
+    }
+    double delta = 0;
+    for (std::int64_t c = 0; c < D; ++c) delta += go[r.q_at(c)] * o[static_cast<std::size_t>(c)];
+    for (std::int64_t j = 0; j < r.keys; ++j) {
+      const double pj = p[static_cast<std::size_t>(j)], dsj = std::abs(pj * (r.dot(go, v, j) - delta));
+      for (std::int64_t c = 0; c < D; ++c) {
+        const std::size_t ei = r.q_at(c), ej = r.kv_at(j, c);
+        t.dq[ei] += scale * dsj * std::abs(k[ej]);
+        t.dk[ej] += scale * dsj * std::abs(q[ei]);
+        t.dv[ej] += pj * std::abs(go[ei]);
       }
     }
+  });
   return t;
 }
 

@@ -44,6 +44,7 @@ using attention_test::bits;
 using attention_test::half_subnormal_error;
 using attention_test::half_unit_roundoff;
 using attention_test::host;
+using attention_test::run_forward;
 using attention_test::stream0;
 
 // An explicit mask's shape: which of [B, Hq, Sq, Sk] it keeps (false: extent 1, broadcast).
@@ -77,21 +78,11 @@ struct Problem {
   std::array<std::int64_t, 4> mext{1, 1, 1, 1}, mstr{0, 0, 0, 0};
 };
 
+// Case c as the shared tests' problem shape (attention_test_problems.hpp).
+attention_test::Problem shape_of(const Case& c) { return {c.b, c.hq, c.hkv, c.sq, c.sk, c.d, c.causal}; }
+
 AttentionDesc desc_of(const Problem& p) {
-  AttentionDesc d;
-  d.dtype = p.half;
-  d.batch = p.c.b;
-  d.heads_q = p.c.hq;
-  d.heads_kv = p.c.hkv;
-  d.seq_q = p.c.sq;
-  d.seq_k = p.c.sk;
-  d.head_dim = d.value_dim = p.c.d;
-  d.causal = p.c.causal;
-  d.scale = 1.0 / std::sqrt(static_cast<double>(p.c.d));
-  d.mask = p.c.mask;
-  d.mask_strides = p.mstr;
-  d.set_row_major_strides();
-  return d;
+  return attention_test::desc_of(shape_of(p.c), p.half, p.c.mask, p.mstr);
 }
 
 // Random inputs rounded to `half`; the mask: Bool true with probability 0.7, additive -inf with
@@ -124,64 +115,33 @@ Problem make(const Case& c, DType half, unsigned seed, bool dead, bool poison) {
   }
   if (c.mask == AttentionMaskKind::None) return p;
   p.mext = {c.keep.b ? c.b : 1, c.keep.h ? c.hq : 1, c.keep.i ? c.sq : 1, c.keep.j ? c.sk : 1};
-  std::int64_t stride = 1;
-  for (int a = 3; a >= 0; --a) {
-    p.mstr[static_cast<std::size_t>(a)] = p.mext[static_cast<std::size_t>(a)] == 1 ? 0 : stride;
-    stride *= p.mext[static_cast<std::size_t>(a)];
-  }
-  const std::int64_t n = stride;
-  const Shape shape{p.mext[0], p.mext[1], p.mext[2], p.mext[3]};
-  p.mh.resize(static_cast<std::size_t>(n));
-  std::vector<bool> keep(static_cast<std::size_t>(n));
-  for (std::int64_t e = 0; e < n; ++e) {
-    const std::int64_t i = (e / p.mext[3]) % p.mext[2], bb = e / (p.mext[3] * p.mext[2] * p.mext[1]);
-    // dead: rows 1 and 5 (with Sq kept), else batch 0 (with B kept), else nothing.
-    const bool dead_here = dead && (c.keep.i ? (i == 1 || i == 5) : (c.keep.b && bb == 0));
-    if (c.mask == AttentionMaskKind::Bool) {
-      keep[static_cast<std::size_t>(e)] = !dead_here && unit(rng) < 0.7f;
-      p.mh[static_cast<std::size_t>(e)] = keep[static_cast<std::size_t>(e)] ? 0.f : -INFINITY;
-    } else {
-      p.mh[static_cast<std::size_t>(e)] = dead_here || unit(rng) < 0.3f ? -INFINITY : 2.f * normal(rng);
-    }
-  }
-  if (c.mask == AttentionMaskKind::Bool) {
-    p.mask = from_vector(keep, shape).to(gpu);
-  } else {
-    if (poison && n > 0) p.mh.back() = NAN;
-    Tensor m = from_vector(p.mh, shape).to(half);
-    p.mh = host(m);
-    p.mask = m.to(gpu);
-  }
+  // dead: rows 1 and 5 (with Sq kept), else batch 0 (with B kept), else nothing.
+  const auto mask = attention_test::random_mask(
+      c.mask, half, p.mext, poison, rng, normal, unit, [&](std::int64_t bb, std::int64_t i, std::int64_t) {
+        return dead && (c.keep.i ? (i == 1 || i == 5) : (c.keep.b && bb == 0));
+      });
+  p.mask = mask.mask;
+  p.mh = mask.bias;
+  p.mstr = mask.strides;
   return p;
 }
 
-struct Result {
-  Tensor out, lse;
-};
+using Result = attention_test::ForwardOutputs;
 
 // kMma: half_mma_forward; else attention::forward (the SIMT kernels for F16/BF16). Outputs start
-// as NaN so an unwritten element shows.
+// as NaN so an unwritten element shows (attention_test::run_forward).
 Result run(const Problem& p, bool mma) {
-  const Device gpu = Device::cuda(0);
   const Case& c = p.c;
-  Result r{full({c.b, c.hq, c.sq, c.d}, NAN, p.half, gpu), full({c.b, c.hq, c.sq}, NAN, DType::F32, gpu)};
   const AttentionDesc d = desc_of(p);
-  attention::Pointers ptr;
-  ptr.q = p.q.data_ptr();
-  ptr.k = p.k.data_ptr();
-  ptr.v = p.v.data_ptr();
-  ptr.mask = c.mask == AttentionMaskKind::None ? nullptr : p.mask.data_ptr();
-  ptr.result = r.out.mutable_data_ptr();
-  ptr.logsumexp = r.lse.mutable_data_ptr();
-  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  if (mma) {
-    EXPECT_TRUE(attention::half_mma_forward_fits(d, ptr)) << c.what();
-    attention::half_mma_forward(d, ptr, stream0());
-  } else {
-    attention::forward(d, ptr, stream0());
-  }
-  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  return r;
+  const void* mask = c.mask == AttentionMaskKind::None ? nullptr : p.mask.data_ptr();
+  return run_forward(shape_of(c), p.half, p.q, p.k, p.v, mask, [&](const attention::Pointers& ptr) {
+    if (mma) {
+      EXPECT_TRUE(attention::half_mma_forward_fits(d, ptr)) << c.what();
+      attention::half_mma_forward(d, ptr, stream0());
+    } else {
+      attention::forward(d, ptr, stream0());
+    }
+  });
 }
 
 // Per output element: T = sum_j (P_j / l) |v_jc| and A = sum_j |v_jc| over the visible keys (host,

@@ -52,6 +52,7 @@ namespace attention = cuda::attention;
 using attention_test::backward_pointers;
 using attention_test::desc_of;
 using attention_test::expect_same_bits;
+using attention_test::forward_pointers;
 using attention_test::Grads;
 using attention_test::half_subnormal_error;
 using attention_test::half_unit_roundoff;
@@ -79,19 +80,9 @@ Shape mask_shape(const Problem& pr, MaskShape ms) {
   }
 }
 
-// The front end's broadcast strides (attention.cpp): row-major over the mask's own dims,
-// right-aligned to [B, Hq, Sq, Sk], 0 where the mask's extent is 1.
+// The front end's broadcast strides of mask shape `ms` (attention_test_problems.hpp).
 std::array<std::int64_t, 4> mask_strides(const Problem& pr, MaskShape ms) {
-  const Shape shape = mask_shape(pr, ms);
-  std::array<std::int64_t, 4> st{};
-  std::int64_t stride = 1;
-  for (int i = 3; i >= 0; --i) {
-    const std::int64_t md = i - (4 - static_cast<std::int64_t>(shape.size()));
-    const std::int64_t size = md >= 0 ? shape[static_cast<std::size_t>(md)] : 1;
-    st[static_cast<std::size_t>(i)] = size == 1 ? 0 : stride;
-    stride *= size;
-  }
-  return st;
+  return attention_test::mask_strides(mask_shape(pr, ms));
 }
 
 // F32 tensors holding `half` values: q, k, v, grad_out, and the SIMT forward's out (rounded to
@@ -104,12 +95,8 @@ struct Inputs {
 };
 
 AttentionDesc desc_of(const Inputs& in, DType dtype) {
-  AttentionDesc d = desc_of(in.pr, dtype);
-  if (in.mask.kind != AttentionMaskKind::None) {
-    d.mask = in.mask.kind;
-    d.mask_strides = mask_strides(in.pr, in.mask.shape);
-  }
-  return d;
+  if (in.mask.kind == AttentionMaskKind::None) return desc_of(in.pr, dtype);
+  return desc_of(in.pr, dtype, in.mask.kind, mask_strides(in.pr, in.mask.shape));
 }
 
 // With a mask (mask.kind not None) the forward is the general SIMT one (attention::forward: the
@@ -128,15 +115,11 @@ Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tens
   if (pr.sq == 0) return in;  // nothing to run forward: the dk/dv kernels read none of them
   const AttentionDesc d = desc_of(in, DType::F32);
   Tensor out = empty({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu);
-  attention::Pointers p;
-  p.q = in.q.data_ptr();
-  p.k = in.k.data_ptr();
-  p.v = in.v.data_ptr();
-  p.result = out.mutable_data_ptr();
-  p.logsumexp = in.lse.mutable_data_ptr();
+  const bool masked = in.mask.kind != AttentionMaskKind::None;
+  const attention::Pointers p =
+      forward_pointers(in.q, in.k, in.v, masked ? in.mask.values.data_ptr() : nullptr, out, in.lse);
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  if (in.mask.kind != AttentionMaskKind::None) {
-    p.mask = in.mask.values.data_ptr();
+  if (masked) {
     attention::forward(d, p, stream0());
   } else {
     EXPECT_TRUE(attention::tiled_forward_f32_fits(d, p));
@@ -217,53 +200,36 @@ TermSums term_sums(const Inputs& in) {
     if (in.mask.kind == AttentionMaskKind::Bool) return m != 0.f ? 0.0 : -INFINITY;
     return m;
   };
-  const std::int64_t D = pr.d, group = pr.hq / pr.hkv;
+  const std::int64_t D = pr.d;
   const double scale = 1.0 / std::sqrt(static_cast<double>(D));
   auto sums = [](std::size_t n) { return Sums{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)}; };
   TermSums s{sums(q.size()), sums(k.size()), sums(v.size())};
   std::vector<double> p(static_cast<std::size_t>(pr.sk));
-  for (std::int64_t b = 0; b < pr.b; ++b)
-    for (std::int64_t h = 0; h < pr.hq; ++h) {
-      const std::size_t qo = static_cast<std::size_t>((b * pr.hq + h) * pr.sq * D);
-      const std::size_t ko = static_cast<std::size_t>((b * pr.hkv + h / group) * pr.sk * D);
-      for (std::int64_t i = 0; i < pr.sq; ++i) {
-        const std::int64_t keys = pr.causal ? std::min(pr.sk, i + 1) : pr.sk;  // top-left: j <= i
-        if (keys == 0) continue;
-        auto dot = [&](const std::vector<float>& x, const std::vector<float>& y, std::int64_t j) {
-          double sum = 0;
-          for (std::int64_t c = 0; c < D; ++c)
-            sum += static_cast<double>(x[qo + static_cast<std::size_t>(i * D + c)]) *
-                   y[ko + static_cast<std::size_t>(j * D + c)];
-          return sum;
-        };
-        double mx = -INFINITY, l = 0, delta = 0;
-        for (std::int64_t j = 0; j < keys; ++j) {
-          const double m = bias(b, h, i, j);  // a hidden pair: -inf, its dot not taken (a NaN q.k stays out)
-          p[static_cast<std::size_t>(j)] = m == -INFINITY ? m : scale * dot(q, k, j) + m;
-          mx = std::max(mx, p[static_cast<std::size_t>(j)]);
-        }
-        if (mx == -INFINITY) continue;  // fully masked row: zero gradients, no terms
-        for (std::int64_t j = 0; j < keys; ++j)
-          l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
-        for (std::int64_t c = 0; c < D; ++c)
-          delta += static_cast<double>(go[qo + static_cast<std::size_t>(i * D + c)]) *
-                   out[qo + static_cast<std::size_t>(i * D + c)];
-        for (std::int64_t j = 0; j < keys; ++j) {
-          if (p[static_cast<std::size_t>(j)] == 0.0 && bias(b, h, i, j) == -INFINITY) continue;  // hidden: no term
-          const double pj = p[static_cast<std::size_t>(j)] / l, dsj = std::abs(pj * (dot(go, v, j) - delta));
-          for (std::int64_t c = 0; c < D; ++c) {
-            const std::size_t ei = qo + static_cast<std::size_t>(i * D + c),
-                              ej = ko + static_cast<std::size_t>(j * D + c);
-            s.dq.t[ei] += scale * dsj * std::abs(k[ej]);
-            s.dq.b[ei] += scale * std::abs(k[ej]);
-            s.dk.t[ej] += scale * dsj * std::abs(q[ei]);
-            s.dk.b[ej] += scale * std::abs(q[ei]);
-            s.dv.t[ej] += pj * std::abs(go[ei]);
-            s.dv.b[ej] += std::abs(go[ei]);
-          }
-        }
+  attention_test::for_each_query_row(pr, [&](const attention_test::QueryRow& r) {
+    double mx = -INFINITY, l = 0, delta = 0;
+    for (std::int64_t j = 0; j < r.keys; ++j) {
+      const double m = bias(r.b, r.h, r.i, j);  // a hidden pair: -inf, its dot not taken (a NaN q.k stays out)
+      p[static_cast<std::size_t>(j)] = m == -INFINITY ? m : scale * r.dot(q, k, j) + m;
+      mx = std::max(mx, p[static_cast<std::size_t>(j)]);
+    }
+    if (mx == -INFINITY) return;  // fully masked row: zero gradients, no terms
+    for (std::int64_t j = 0; j < r.keys; ++j)
+      l += (p[static_cast<std::size_t>(j)] = std::exp(p[static_cast<std::size_t>(j)] - mx));
+    for (std::int64_t c = 0; c < D; ++c) delta += static_cast<double>(go[r.q_at(c)]) * out[r.q_at(c)];
+    for (std::int64_t j = 0; j < r.keys; ++j) {
+      if (p[static_cast<std::size_t>(j)] == 0.0 && bias(r.b, r.h, r.i, j) == -INFINITY) continue;  // hidden: no term
+      const double pj = p[static_cast<std::size_t>(j)] / l, dsj = std::abs(pj * (r.dot(go, v, j) - delta));
+      for (std::int64_t c = 0; c < D; ++c) {
+        const std::size_t ei = r.q_at(c), ej = r.kv_at(j, c);
+        s.dq.t[ei] += scale * dsj * std::abs(k[ej]);
+        s.dq.b[ei] += scale * std::abs(k[ej]);
+        s.dk.t[ej] += scale * dsj * std::abs(q[ei]);
+        s.dk.b[ej] += scale * std::abs(q[ei]);
+        s.dv.t[ej] += pj * std::abs(go[ei]);
+        s.dv.b[ej] += std::abs(go[ei]);
       }
     }
+  });
   return s;
 }
 

@@ -2,16 +2,22 @@
 // and 1xTF32; attention_half_mma_test.cpp: the F16/BF16 backward; attention_half_mma_fwd_test.cpp:
 // the F16/BF16 forward): the problem shape the backward tests loop over, its row-major
 // AttentionDesc, its name in failure messages, the backward shapes the reduced-precision modes
-// are held to, inputs drawn as F16/BF16 values, the F16/BF16 bounds' rounding constants, the
-// gradients and the backward's Pointers, and reading results back (values, bits, stream 0).
-// Included by CUDA builds only (after FERRITE_WITH_CUDA).
+// are held to, inputs drawn as F16/BF16 values, the query rows their host term sums walk, the
+// F16/BF16 bounds' rounding constants, a mask's broadcast strides, a masked AttentionDesc and
+// the masked-forward tests' random mask (with attention_cudnn_mask_test.cpp), a forward's
+// Pointers and a run of one into NaN outputs, the gradients and the backward's Pointers, and
+// reading results back (values, bits, stream 0). Included by CUDA builds only (after
+// FERRITE_WITH_CUDA).
 #pragma once
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <random>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,6 +53,29 @@ inline AttentionDesc desc_of(const Problem& pr, DType dtype) {
   return d;
 }
 
+/// The front end's broadcast strides of a mask of `shape` (attention.cpp): row-major over the
+/// mask's own dims, right-aligned to [B, Hq, Sq, Sk], 0 where the mask's extent is 1.
+inline std::array<std::int64_t, 4> mask_strides(const Shape& shape) {
+  std::array<std::int64_t, 4> st{};
+  std::int64_t stride = 1;
+  for (int i = 3; i >= 0; --i) {
+    const std::int64_t md = i - (4 - static_cast<std::int64_t>(shape.size()));
+    const std::int64_t size = md >= 0 ? shape[static_cast<std::size_t>(md)] : 1;
+    st[static_cast<std::size_t>(i)] = size == 1 ? 0 : stride;
+    stride *= size;
+  }
+  return st;
+}
+
+/// desc_of(pr, dtype) with a mask of `kind` read at `strides` (elements; mask_strides).
+inline AttentionDesc desc_of(const Problem& pr, DType dtype, AttentionMaskKind kind,
+                             const std::array<std::int64_t, 4>& strides) {
+  AttentionDesc d = desc_of(pr, dtype);
+  d.mask = kind;
+  d.mask_strides = strides;
+  return d;
+}
+
 /// "B 2 Hq 4 Hkv 2 Sq 130 Sk 77 D 64 causal".
 inline std::string name_of(const Problem& pr) {
   return "B " + std::to_string(pr.b) + " Hq " + std::to_string(pr.hq) + " Hkv " + std::to_string(pr.hkv) + " Sq " +
@@ -65,6 +94,36 @@ inline const std::vector<Problem>& backward_problems() {
       {1, 8, 2, 256, 256, 128, true},  {1, 2, 2, 20, 0, 128, false},   {1, 2, 2, 0, 20, 64, false},
       {1, 2, 1, 0, 90, 128, true}};
   return problems;
+}
+
+/// A query row (b, h, i) of a problem as the backward tests' host term sums walk them
+/// (for_each_query_row): the keys it sees (causal top-left: j <= i; `keys` of them, from 0), the
+/// offset of its element c in a [B, Hq, Sq, D] tensor (q_at) and of key j's in a [B, Hkv, Sk, D]
+/// one (kv_at, its key/value head's), and dot: its row of x times key row j of y, in double.
+struct QueryRow {
+  std::int64_t b, h, i, keys, d;
+  std::size_t q0, kv0;
+  std::size_t q_at(std::int64_t c) const { return q0 + static_cast<std::size_t>(c); }
+  std::size_t kv_at(std::int64_t j, std::int64_t c) const { return kv0 + static_cast<std::size_t>(j * d + c); }
+  double dot(const std::vector<float>& x, const std::vector<float>& y, std::int64_t j) const {
+    double sum = 0;
+    for (std::int64_t c = 0; c < d; ++c) sum += static_cast<double>(x[q_at(c)]) * y[kv_at(j, c)];
+    return sum;
+  }
+};
+
+/// f(row) for every query row of `pr` that sees at least one key, in (b, h, i) order.
+template <class F>
+void for_each_query_row(const Problem& pr, F&& f) {
+  const std::int64_t group = pr.hq / pr.hkv;
+  for (std::int64_t b = 0; b < pr.b; ++b)
+    for (std::int64_t h = 0; h < pr.hq; ++h)
+      for (std::int64_t i = 0; i < pr.sq; ++i) {
+        const std::int64_t keys = pr.causal ? std::min(pr.sk, i + 1) : pr.sk;  // top-left: j <= i
+        if (keys == 0) continue;
+        f(QueryRow{b, h, i, keys, pr.d, static_cast<std::size_t>(((b * pr.hq + h) * pr.sq + i) * pr.d),
+                   static_cast<std::size_t>((b * pr.hkv + h / group) * pr.sk * pr.d)});
+      }
 }
 
 /// F32 values that `half` (BF16 or F16) holds, so TF32 holds them too.
@@ -90,6 +149,51 @@ inline double half_subnormal_error(DType half) { return half == DType::F16 ? std
 inline std::vector<float> host(const Tensor& t) {
   return t.to(Device::cpu()).to(DType::F32).contiguous().to_vector<float>();
 }
+
+/// A random explicit mask as the masked-forward tests draw it (random_mask).
+struct RandomMask {
+  Tensor mask;                          // on the GPU: Bool, or additive in the problem's dtype
+  std::vector<float> bias;              // its values as the kernels add them (Bool: 0 / -inf)
+  std::array<std::int64_t, 4> strides;  // mask_strides of its extents
+};
+
+/// A `kind` mask of extents `ext` over [B, Hq, Sq, Sk] (1: broadcast): Bool true with
+/// probability 0.7, additive -inf with 0.3, else 2 N(0, 1) rounded to `dtype`; an element with
+/// hidden(b, i, j) (its batch, query row, key) hides its key and draws nothing; `nan_last`: the
+/// additive mask's last element NaN. Draws from the caller's rng and distributions in element
+/// order, after whatever the caller drew from them before (the inputs).
+template <class Hidden>
+RandomMask random_mask(AttentionMaskKind kind, DType dtype, const std::array<std::int64_t, 4>& ext, bool nan_last,
+                       std::mt19937& rng, std::normal_distribution<float>& normal,
+                       std::uniform_real_distribution<float>& unit, Hidden&& hidden) {
+  const Shape shape{ext[0], ext[1], ext[2], ext[3]};
+  RandomMask m{{}, {}, mask_strides(shape)};
+  const std::int64_t n = ext[0] * ext[1] * ext[2] * ext[3];
+  m.bias.resize(static_cast<std::size_t>(n));
+  std::vector<bool> keep(static_cast<std::size_t>(n));
+  for (std::int64_t e = 0; e < n; ++e) {
+    const std::int64_t j = e % ext[3], i = (e / ext[3]) % ext[2], b = e / (ext[3] * ext[2] * ext[1]);
+    const bool hide = hidden(b, i, j);
+    const auto at = static_cast<std::size_t>(e);
+    if (kind == AttentionMaskKind::Bool) {
+      keep[at] = !hide && unit(rng) < 0.7f;
+      m.bias[at] = keep[at] ? 0.f : -INFINITY;
+    } else {
+      m.bias[at] = hide || unit(rng) < 0.3f ? -INFINITY : 2.f * normal(rng);
+    }
+  }
+  const Device gpu = Device::cuda(0);
+  if (kind == AttentionMaskKind::Bool) {
+    m.mask = from_vector(keep, shape).to(gpu);
+    return m;
+  }
+  if (nan_last && n > 0) m.bias.back() = NAN;
+  Tensor t = from_vector(m.bias, shape).to(dtype);
+  m.bias = host(t);  // the rounded values
+  m.mask = t.to(gpu);
+  return m;
+}
+
 /// k or v ([B, Hkv, S, D]) repeated to `hq` heads as grouped-query attention reads them: query
 /// head h uses key/value head h / (hq / Hkv).
 inline Tensor repeat_heads(const Tensor& t, std::int64_t hq) {
@@ -152,6 +256,40 @@ struct Grads {
 inline Grads nan_grads(const Tensor& q, const Tensor& k, const Tensor& v, DType dtype, Device device) {
   return {full(q.shape(), NAN, dtype, device), full(k.shape(), NAN, dtype, device),
           full(v.shape(), NAN, dtype, device)};
+}
+
+/// A forward's outputs: out [B, Hq, Sq, D] and logsumexp [B, Hq, Sq] (F32).
+struct ForwardOutputs {
+  Tensor out, lse;
+};
+
+
+/// A forward's operands (`mask` nullptr: none) and its outputs into `out` and `logsumexp`.
+inline cuda::attention::Pointers forward_pointers(const Tensor& q, const Tensor& k, const Tensor& v, const void* mask,
+                                                  const Tensor& out, const Tensor& logsumexp) {
+  cuda::attention::Pointers p;
+  p.q = q.data_ptr();
+  p.k = k.data_ptr();
+  p.v = v.data_ptr();
+  p.mask = mask;
+  p.result = out.mutable_data_ptr();
+  p.logsumexp = logsumexp.mutable_data_ptr();
+  return p;
+}
+
+/// A forward of `pr` (`run(pointers)`: the kernel under test, on stream 0) on the GPU's q, k, v and
+/// `mask` (nullptr: none) into outputs that start as NaN, out in `dtype`, so an unwritten element
+/// shows; the stream synchronised before and after, each checked.
+template <class Run>
+ForwardOutputs run_forward(const Problem& pr, DType dtype, const Tensor& q, const Tensor& k, const Tensor& v,
+                           const void* mask, Run&& run) {
+  const Device gpu = Device::cuda(0);
+  ForwardOutputs r{full({pr.b, pr.hq, pr.sq, pr.d}, NAN, dtype, gpu), full({pr.b, pr.hq, pr.sq}, NAN, DType::F32, gpu)};
+  const cuda::attention::Pointers ptr = forward_pointers(q, k, v, mask, r.out, r.lse);
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  run(ptr);
+  EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
+  return r;
 }
 
 /// A backward's operands (no mask) and its gradients into g's tensors.

@@ -27,6 +27,20 @@ void for_float_dtype(DType dtype, const char* op, F&& f) {
   FERRITE_THROW(Unsupported, op, ": dtype ", dtype_name(dtype), " is not supported on the cpu backend");
 }
 
+// Pooling's loop, one for all four ops: every element of a [planes, rows, cols] tensor (the
+// output for the forwards, rows x cols = oh x ow; the input for the backwards, h x w), in
+// parallel above kParallelElements, each handed to f(pd, e, plane, i, j) with pd the pooling in
+// its narrowest index type (detail::with_pool_index) and i, j in that type.
+template <class F>
+void for_each_pool_element(const Pool2dDesc& d, std::int64_t rows, std::int64_t cols, F&& f) {
+  detail::with_pool_index(d, [&](const auto& pd) {
+    using I = decltype(pd.h);
+    const std::int64_t per = rows * cols, total = d.planes * per;
+#pragma omp parallel for schedule(static) if (total >= kParallelElements)
+    for (std::int64_t e = 0; e < total; ++e) f(pd, e, e / per, I(e % per / cols), I(e % cols));
+  });
+}
+
 template <class T>
 const T* ptr_or_null(const Buffer* b) {
   return b ? b->data_as<const T>() : nullptr;
@@ -40,14 +54,8 @@ class CpuConvOps final : public ConvOps {
       const T* in = x.data_as<const T>();
       T* o = out.data_as<T>();
       std::int64_t* idx = indices.data_as<std::int64_t>();
-      detail::with_pool_index(d, [&](const auto& pd) {
-        using I = decltype(pd.h);
-        const std::int64_t per = d.oh * d.ow, total = d.planes * per;
-#pragma omp parallel for schedule(static) if (total >= kParallelElements)
-        for (std::int64_t e = 0; e < total; ++e) {
-          const std::int64_t p = e / per, i = e % per / d.ow, j = e % d.ow;
-          detail::max_pool_element(pd, in + p * d.h * d.w, I(i), I(j), o + e, idx + e);
-        }
+      for_each_pool_element(d, d.oh, d.ow, [&](const auto& pd, std::int64_t e, std::int64_t p, auto i, auto j) {
+        detail::max_pool_element(pd, in + p * d.h * d.w, i, j, o + e, idx + e);
       });
     });
   }
@@ -59,14 +67,9 @@ class CpuConvOps final : public ConvOps {
       const T* g = grad.data_as<const T>();
       const std::int64_t* idx = indices.data_as<const std::int64_t>();
       T* gx = grad_x.data_as<T>();
-      detail::with_pool_index(d, [&](const auto& pd) {
-        using I = decltype(pd.h);
-        const std::int64_t per = d.h * d.w, total = d.planes * per, out_per = d.oh * d.ow;
-#pragma omp parallel for schedule(static) if (total >= kParallelElements)
-        for (std::int64_t e = 0; e < total; ++e) {
-          const std::int64_t p = e / per, y = e % per / d.w, x = e % d.w;
-          gx[e] = detail::max_pool_backward_element(pd, g + p * out_per, idx + p * out_per, I(y), I(x));
-        }
+      const std::int64_t out_per = d.oh * d.ow;
+      for_each_pool_element(d, d.h, d.w, [&](const auto& pd, std::int64_t e, std::int64_t p, auto y, auto x) {
+        gx[e] = detail::max_pool_backward_element(pd, g + p * out_per, idx + p * out_per, y, x);
       });
     });
   }
@@ -76,14 +79,8 @@ class CpuConvOps final : public ConvOps {
       using T = typename decltype(tag)::type;
       const T* in = x.data_as<const T>();
       T* o = out.data_as<T>();
-      detail::with_pool_index(d, [&](const auto& pd) {
-        using I = decltype(pd.h);
-        const std::int64_t per = d.oh * d.ow, total = d.planes * per;
-#pragma omp parallel for schedule(static) if (total >= kParallelElements)
-        for (std::int64_t e = 0; e < total; ++e) {
-          const std::int64_t p = e / per, i = e % per / d.ow, j = e % d.ow;
-          o[e] = detail::avg_pool_element(pd, in + p * d.h * d.w, I(i), I(j));
-        }
+      for_each_pool_element(d, d.oh, d.ow, [&](const auto& pd, std::int64_t e, std::int64_t p, auto i, auto j) {
+        o[e] = detail::avg_pool_element(pd, in + p * d.h * d.w, i, j);
       });
     });
   }
@@ -93,14 +90,9 @@ class CpuConvOps final : public ConvOps {
       using T = typename decltype(tag)::type;
       const T* g = grad.data_as<const T>();
       T* gx = grad_x.data_as<T>();
-      detail::with_pool_index(d, [&](const auto& pd) {
-        using I = decltype(pd.h);
-        const std::int64_t per = d.h * d.w, total = d.planes * per, out_per = d.oh * d.ow;
-#pragma omp parallel for schedule(static) if (total >= kParallelElements)
-        for (std::int64_t e = 0; e < total; ++e) {
-          const std::int64_t p = e / per, y = e % per / d.w, x = e % d.w;
-          gx[e] = detail::avg_pool_backward_element(pd, g + p * out_per, I(y), I(x));
-        }
+      const std::int64_t out_per = d.oh * d.ow;
+      for_each_pool_element(d, d.h, d.w, [&](const auto& pd, std::int64_t e, std::int64_t p, auto y, auto x) {
+        gx[e] = detail::avg_pool_backward_element(pd, g + p * out_per, y, x);
       });
     });
   }

@@ -77,6 +77,34 @@ bool is_nonzero(T v) {
   }
 }
 
+// One operand's compressed arrays (ptr [major + 1], idx and values [nnz]) typed, as every op
+// below that reads a whole operand takes them from its three Buffers.
+template <class I, class T>
+struct Compressed {
+  const I* ptr;
+  const I* idx;
+  const T* values;
+};
+template <class I, class T>
+Compressed<I, T> compressed(const Buffer& ptr, const Buffer& idx, const Buffer& values) {
+  return {ptr.data_as<const I>(), idx.data_as<const I>(), values.data_as<const T>()};
+}
+
+// The second pass of a result built in two (dense_to_compressed, spgemm, add): the first pass
+// counted `count` entries and wrote the pointers; this allocates idx and values to fill.
+template <class I, class T>
+struct Entries {
+  I* idx;
+  T* values;
+};
+template <class I, class T>
+Entries<I, T> allocate_entries(CompressedResult& result, std::int64_t count, const SparseAllocate& allocate) {
+  result.nnz = count;
+  result.idx = allocate(count, true);
+  result.values = allocate(count, false);
+  return {result.idx.template data_as<I>(), result.values.template data_as<T>()};
+}
+
 class CpuSparseOps final : public SparseOps {
  public:
   bool supports(DType values, DType index) const override {
@@ -124,9 +152,7 @@ class CpuSparseOps final : public SparseOps {
     visit_index_and_values(ptr_b.dtype(), values_b.dtype(), [&](auto itag, auto vtag) {
       using I = typename decltype(itag)::type;
       using T = typename decltype(vtag)::type;
-      const I* ptr = ptr_b.data_as<const I>();
-      const I* idx = idx_b.data_as<const I>();
-      const T* values = values_b.data_as<const T>();
+      const auto [ptr, idx, values] = compressed<I, T>(ptr_b, idx_b, values_b);
       T* dense = dense_b.data_as<T>();
       for (std::int64_t i = 0; i < major; ++i)
         for (std::int64_t p = ptr[i]; p < static_cast<std::int64_t>(ptr[i + 1]); ++p) {
@@ -209,9 +235,7 @@ class CpuSparseOps final : public SparseOps {
     visit_index_and_values(ptr_b.dtype(), values_b.dtype(), [&](auto itag, auto vtag) {
       using I = typename decltype(itag)::type;
       using T = typename decltype(vtag)::type;
-      const I* ptr = ptr_b.data_as<const I>();
-      const I* idx = idx_b.data_as<const I>();
-      const T* values = values_b.data_as<const T>();
+      const auto [ptr, idx, values] = compressed<I, T>(ptr_b, idx_b, values_b);
       I* out_ptr = out_ptr_b.data_as<I>();
       I* out_idx = out_idx_b.data_as<I>();
       T* out_values = out_values_b.data_as<T>();
@@ -244,11 +268,7 @@ class CpuSparseOps final : public SparseOps {
         for (std::int64_t j = 0; j < cols; ++j) count += is_nonzero(dense[i * cols + j]);
         ptr[i + 1] = static_cast<I>(count);
       }
-      result.nnz = count;
-      result.idx = allocate(count, true);
-      result.values = allocate(count, false);
-      I* idx = result.idx.template data_as<I>();
-      T* values = result.values.template data_as<T>();
+      const auto [idx, values] = allocate_entries<I, T>(result, count, allocate);
       std::int64_t at = 0;
       for (std::int64_t i = 0; i < rows; ++i)
         for (std::int64_t j = 0; j < cols; ++j)
@@ -284,9 +304,7 @@ class CpuSparseOps final : public SparseOps {
       using I = typename decltype(itag)::type;
       using T = typename decltype(vtag)::type;
       using A = Acc<T>;
-      const I* ptr = ptr_b.data_as<const I>();
-      const I* idx = idx_b.data_as<const I>();
-      const T* values = values_b.data_as<const T>();
+      const auto [ptr, idx, values] = compressed<I, T>(ptr_b, idx_b, values_b);
       const T* b = b_b.data_as<const T>();
       T* c = c_b.data_as<T>();
       // One accumulator row per thread, allocated here (an allocation failure inside the
@@ -324,23 +342,19 @@ class CpuSparseOps final : public SparseOps {
       using I = typename decltype(itag)::type;
       using T = typename decltype(vtag)::type;
       using A = Acc<T>;
-      const I* a_ptr = a_ptr_b.data_as<const I>();
-      const I* a_idx = a_idx_b.data_as<const I>();
-      const T* a_values = a_values_b.data_as<const T>();
-      const I* b_ptr = b_ptr_b.data_as<const I>();
-      const I* b_idx = b_idx_b.data_as<const I>();
-      const T* b_values = b_values_b.data_as<const T>();
+      const auto a = compressed<I, T>(a_ptr_b, a_idx_b, a_values_b);
+      const auto b = compressed<I, T>(b_ptr_b, b_idx_b, b_values_b);
       I* c_ptr = c_ptr_b.data_as<I>();
       // Gustavson's row-by-row product: `mark[j]` records the last row that reached column j.
       std::vector<std::int64_t> mark = detail::host_scratch<std::int64_t>(n, "sparse::spgemm", -1);
       std::int64_t count = 0;
       c_ptr[0] = 0;
       for (std::int64_t i = 0; i < m; ++i) {
-        for (std::int64_t p = a_ptr[i]; p < static_cast<std::int64_t>(a_ptr[i + 1]); ++p) {
-          const std::int64_t q = a_idx[p];
-          for (std::int64_t r = b_ptr[q]; r < static_cast<std::int64_t>(b_ptr[q + 1]); ++r)
-            if (mark[static_cast<std::size_t>(b_idx[r])] != i) {
-              mark[static_cast<std::size_t>(b_idx[r])] = i;
+        for (std::int64_t p = a.ptr[i]; p < static_cast<std::int64_t>(a.ptr[i + 1]); ++p) {
+          const std::int64_t q = a.idx[p];
+          for (std::int64_t r = b.ptr[q]; r < static_cast<std::int64_t>(b.ptr[q + 1]); ++r)
+            if (mark[static_cast<std::size_t>(b.idx[r])] != i) {
+              mark[static_cast<std::size_t>(b.idx[r])] = i;
               ++count;
             }
         }
@@ -348,27 +362,23 @@ class CpuSparseOps final : public SparseOps {
                       "sparse::spgemm: the product has more than 2^31 - 1 stored elements; use I64 indices");
         c_ptr[i + 1] = static_cast<I>(count);
       }
-      result.nnz = count;
-      result.idx = allocate(count, true);
-      result.values = allocate(count, false);
-      I* c_idx = result.idx.template data_as<I>();
-      T* c_values = result.values.template data_as<T>();
+      const auto [c_idx, c_values] = allocate_entries<I, T>(result, count, allocate);
       std::vector<typename A::type> acc = detail::host_scratch<typename A::type>(n, "sparse::spgemm");
       std::fill(mark.begin(), mark.end(), -1);
       for (std::int64_t i = 0; i < m; ++i) {
         I* cols = c_idx + c_ptr[i];
         std::int64_t used = 0;
-        for (std::int64_t p = a_ptr[i]; p < static_cast<std::int64_t>(a_ptr[i + 1]); ++p) {
-          const typename A::type av = A::load(a_values[p]);
-          const std::int64_t q = a_idx[p];
-          for (std::int64_t r = b_ptr[q]; r < static_cast<std::int64_t>(b_ptr[q + 1]); ++r) {
-            const auto j = static_cast<std::size_t>(b_idx[r]);
+        for (std::int64_t p = a.ptr[i]; p < static_cast<std::int64_t>(a.ptr[i + 1]); ++p) {
+          const typename A::type av = A::load(a.values[p]);
+          const std::int64_t q = a.idx[p];
+          for (std::int64_t r = b.ptr[q]; r < static_cast<std::int64_t>(b.ptr[q + 1]); ++r) {
+            const auto j = static_cast<std::size_t>(b.idx[r]);
             if (mark[j] != i) {
               mark[j] = i;
               acc[j] = typename A::type{};
               cols[used++] = static_cast<I>(j);
             }
-            acc[j] += av * A::load(b_values[r]);
+            acc[j] += av * A::load(b.values[r]);
           }
         }
         std::sort(cols, cols + used);
@@ -412,27 +422,23 @@ class CpuSparseOps final : public SparseOps {
       using I = typename decltype(itag)::type;
       using T = typename decltype(vtag)::type;
       using A = Acc<T>;
-      const I* a_ptr = a_ptr_b.data_as<const I>();
-      const I* a_idx = a_idx_b.data_as<const I>();
-      const T* a_values = a_values_b.data_as<const T>();
-      const I* b_ptr = b_ptr_b.data_as<const I>();
-      const I* b_idx = b_idx_b.data_as<const I>();
-      const T* b_values = b_values_b.data_as<const T>();
+      const auto a = compressed<I, T>(a_ptr_b, a_idx_b, a_values_b);
+      const auto b = compressed<I, T>(b_ptr_b, b_idx_b, b_values_b);
       I* c_ptr = c_ptr_b.data_as<I>();
       const auto scale = static_cast<typename A::real>(alpha);
       // Both passes merge each row's two sorted column lists; the first only counts.
       const auto merge = [&](std::int64_t i, auto&& emit) {
-        std::int64_t p = a_ptr[i], q = b_ptr[i];
-        const std::int64_t pe = a_ptr[i + 1], qe = b_ptr[i + 1];
+        std::int64_t p = a.ptr[i], q = b.ptr[i];
+        const std::int64_t pe = a.ptr[i + 1], qe = b.ptr[i + 1];
         while (p < pe || q < qe) {
-          if (q == qe || (p < pe && a_idx[p] < b_idx[q])) {
-            emit(a_idx[p], A::load(a_values[p]));
+          if (q == qe || (p < pe && a.idx[p] < b.idx[q])) {
+            emit(a.idx[p], A::load(a.values[p]));
             ++p;
-          } else if (p == pe || b_idx[q] < a_idx[p]) {
-            emit(b_idx[q], scale * A::load(b_values[q]));
+          } else if (p == pe || b.idx[q] < a.idx[p]) {
+            emit(b.idx[q], scale * A::load(b.values[q]));
             ++q;
           } else {
-            emit(a_idx[p], A::load(a_values[p]) + scale * A::load(b_values[q]));
+            emit(a.idx[p], A::load(a.values[p]) + scale * A::load(b.values[q]));
             ++p;
             ++q;
           }
@@ -444,16 +450,12 @@ class CpuSparseOps final : public SparseOps {
         merge(i, [&](I, typename A::type) { ++count; });
         c_ptr[i + 1] = static_cast<I>(count);
       }
-      result.nnz = count;
-      result.idx = allocate(count, true);
-      result.values = allocate(count, false);
-      I* c_idx = result.idx.template data_as<I>();
-      T* c_values = result.values.template data_as<T>();
+      const auto c = allocate_entries<I, T>(result, count, allocate);
       std::int64_t at = 0;
       for (std::int64_t i = 0; i < m; ++i)
         merge(i, [&](I j, typename A::type v) {
-          c_idx[at] = j;
-          c_values[at++] = A::store(v);
+          c.idx[at] = j;
+          c.values[at++] = A::store(v);
         });
     });
     return result;
