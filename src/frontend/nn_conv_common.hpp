@@ -20,7 +20,16 @@ inline void check_float_input(const char* op, const Tensor& x) {
                 "; F32, F64, F16 and BF16 only)");
 }
 
-inline std::string size2_str(nn::Size2 s) { return "(" + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ")"; }
+// Appended piece by piece: GCC 12's -Wrestrict misfires on `"(" + std::to_string(...) + ...`
+// (a false overlap warning inside std::string's operator+, GCC bug 105329).
+inline std::string size2_str(nn::Size2 s) {
+  std::string text = "(";
+  text += std::to_string(s[0]);
+  text += ", ";
+  text += std::to_string(s[1]);
+  text += ")";
+  return text;
+}
 
 inline ConvOps& conv_ops_of(const Tensor& x) { return backend(x.device()).conv_ops(); }
 
