@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "ferrite/matmul.hpp"
+#include "ferrite/random.hpp"
 #include "ferrite/tensor.hpp"
 
 namespace ferrite::nn {
@@ -65,6 +66,21 @@ struct AttentionOptions {
   /// and 256); every other route (the own kernels, the CPU backend, the forward) is
   /// deterministic either way.
   bool deterministic = true;
+  /// Dropout on the attention weights (PyTorch's dropout_p, in [0, 1]): each weight
+  /// softmax(...)[b, h, i, j] is kept with probability 1 - dropout_p and then scaled by
+  /// 1 / (1 - dropout_p) (all dropped at 1: out and the gradients 0). The logsumexp is that of
+  /// the weights before dropout. Weight (b, h, i, j) is kept exactly when nn::dropout, drawing
+  /// at the same generator state, keeps element (b, h, i, j) of a [B, Hq, Sq, Sk] tensor, on
+  /// every backend and device (docs/families/random.md); the weights themselves are never
+  /// stored. On CUDA a problem with dropout runs on the general kernels (not cuDNN's: its
+  /// random stream is not ferrite's), which are slower.
+  double dropout_p = 0;
+  /// The forward's random stream when dropout_p > 0 (one draw a call); nullptr: the default
+  /// generator of the inputs' device. Must be on that device.
+  random::Generator* generator = nullptr;
+  /// The backward's record of the forward's draw (AttentionResult::dropout_state): required
+  /// when dropout_p > 0, so the backward drops exactly the weights the forward dropped.
+  std::optional<random::RngState> dropout_state = std::nullopt;
 };
 
 struct AttentionResult {
@@ -73,6 +89,9 @@ struct AttentionResult {
   /// [B, Sq, Hq, Dv] in memory, as PyTorch's attention allocates it), else row-major.
   Tensor out;
   Tensor logsumexp;  ///< [B, Hq, Sq], F32 (F64 for F64 inputs); -inf for fully masked rows
+  /// The generator state the dropout drew from (options.dropout_p > 0; else not drawn, {}):
+  /// pass it to the backward as AttentionOptions::dropout_state.
+  random::RngState dropout_state{};
 };
 
 /// softmax(scale * q kᵀ + mask) v without ever forming the score matrix. q [B, Hq, Sq, D],

@@ -13,6 +13,7 @@
 #include "ferrite/backend_families/attention_ops.hpp"
 #include "ferrite/nn.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/dropout_draw.hpp"
 #include "frontend/strided.hpp"
 
 namespace ferrite::nn {
@@ -80,7 +81,33 @@ AttentionDesc describe(const char* op, const Tensor& q, const Tensor& k, const T
     }
     d.mask = m.dtype() == DType::Bool ? AttentionMaskKind::Bool : AttentionMaskKind::Additive;
   }
+  frontend::check_dropout_p(op, "dropout_p", options.dropout_p);
+  d.dropout_threshold = frontend::dropout_threshold(options.dropout_p);
+  d.dropout_scale = frontend::dropout_scale(options.dropout_p);
   return d;
+}
+
+// The forward's dropout draw: one call of options.generator (or the device's default
+// generator) when dropout_p > 0, nothing otherwise (the stream does not advance, as in
+// PyTorch's attention without dropout).
+random::RngState draw_dropout(const char* op, AttentionDesc& d, const Tensor& q, const AttentionOptions& options) {
+  if (!d.has_dropout()) return {};
+  random::Generator* g = options.generator;
+  FERRITE_CHECK(!g || g->device() == q.device(), DeviceMismatch, op, ": the generator belongs to ",
+                g ? g->device().str() : "", ", q to ", q.device().str());
+  const random::RngState state = g ? g->take() : random::default_generator(q.device()).take();
+  d.dropout_seed = state.seed;
+  d.dropout_offset = state.offset;
+  return state;
+}
+
+// The backward's dropout: the forward's draw, which the caller must hand back.
+void replay_dropout(const char* op, AttentionDesc& d, const AttentionOptions& options) {
+  if (!d.has_dropout()) return;
+  FERRITE_CHECK(options.dropout_state.has_value(), InvalidArgument, op, ": dropout_p is ", options.dropout_p,
+                " but no dropout_state was given (pass the forward's AttentionResult::dropout_state)");
+  d.dropout_seed = options.dropout_state->seed;
+  d.dropout_offset = options.dropout_state->offset;
 }
 
 DType lse_dtype(DType d) { return d == DType::F64 ? DType::F64 : DType::F32; }
@@ -184,6 +211,7 @@ AttentionResult scaled_dot_product_attention(const Tensor& q, const Tensor& k, c
   const char* op = "scaled_dot_product_attention";
   AttentionDesc d = describe(op, q, k, v, options);
   AttentionResult r;
+  r.dropout_state = draw_dropout(op, d, q, options);
   const std::array<std::int64_t, 4> out_sizes = {d.batch, d.heads_q, d.seq_q, d.value_dim};
   r.logsumexp = allocate({d.batch, d.heads_q, d.seq_q}, lse_dtype(d.dtype), q.device());
   if (d.batch * d.heads_q * d.seq_q == 0) {
@@ -286,6 +314,7 @@ AttentionGrads scaled_dot_product_attention_backward(const Tensor& grad_out, con
   const char* op = "scaled_dot_product_attention_backward";
   AttentionDesc d = describe(op, q, k, v, options);
   check_backward_inputs(op, d, q, grad_out, out, logsumexp);
+  replay_dropout(op, d, options);
   AttentionGrads g;
   g.dq = allocate(q.shape(), d.dtype, q.device());
   g.dk = allocate(k.shape(), d.dtype, q.device());
@@ -302,6 +331,7 @@ const AttentionGrads& scaled_dot_product_attention_backward_out(const AttentionG
   const char* op = "scaled_dot_product_attention_backward_out";
   AttentionDesc d = describe(op, q, k, v, options);
   check_backward_inputs(op, d, q, grad_out, out, logsumexp);
+  replay_dropout(op, d, options);
   frontend::check_defined(op, {&grads.dq, &grads.dk, &grads.dv});
   frontend::check_same_device(op, {&q, &grads.dq, &grads.dk, &grads.dv});
   const std::pair<const Tensor*, const Tensor*> pairs[3] = {{&grads.dq, &q}, {&grads.dk, &k}, {&grads.dv, &v}};

@@ -8,6 +8,7 @@
 #include "ferrite/elementwise.hpp"
 #include "ferrite/reduction.hpp"
 #include "frontend/checks.hpp"
+#include "frontend/dropout_draw.hpp"
 
 namespace ferrite {
 
@@ -26,11 +27,9 @@ void check_float(const char* op, const Tensor& x) {
                 " is not supported (F32, F64, F16 or BF16)");
 }
 
-void check_p(const char* op, double p) {
-  FERRITE_CHECK(p >= 0 && p <= 1, InvalidArgument, op, ": p must be in [0, 1], got ", p);
-}
+void check_p(const char* op, double p) { frontend::check_dropout_p(op, "p", p); }
 
-double dropout_scale(double p) { return p >= 1 ? 0.0 : 1.0 / (1.0 - p); }
+using frontend::dropout_scale;
 
 }  // namespace
 
@@ -49,9 +48,7 @@ DropoutResult dropout(const Tensor& x, double p, random::Generator* generator) {
   DropoutDesc d;
   d.seed = state.seed;
   d.offset = state.offset;
-  // keep iff 24 random bits >= ceil(p * 2^24): P(keep) = 1 - p for every p that is a
-  // multiple of 2^-24, and within 2^-24 of it otherwise.
-  d.threshold = static_cast<std::uint32_t>(std::ceil(p * 16777216.0));
+  d.threshold = frontend::dropout_threshold(p);
   d.scale = dropout_scale(p);
   detail::random_ops(x.device()).dropout(d, x.buffer(), r.output.buffer(), r.mask.buffer());
   return r;

@@ -5,7 +5,9 @@
 // Sq != Sk both ways, causal with Sq > Sk, GQA, B = 0, Sk = 0, D not a multiple of 8, Bool and
 // additive masks with fully masked rows (0 output, 0 gradient), S = 1000, the F32 tiled
 // forward's ragged tiles (tiled_*). On the GPU the F16/BF16 cases run through both of its
-// routes (cuDNN's SDPA and the own kernels, see the specs).
+// routes (cuDNN's SDPA and the own kernels, see the specs). Dropout cases draw from a
+// generator of a fixed seed on each device, and the reference drops the weights nn::dropout
+// drops at that draw (of a [B, Hq, Sq, Sk] tensor of ones).
 #include <cmath>
 #include <limits>
 
@@ -31,7 +33,13 @@ struct Spec {
   // the 16-byte grid): their buffer() is a copy, so they must be computed apart and copied in
   // (the front end once wrote them into that copy, and the caller's tensors kept their values).
   bool offset_grads = false;
+  // Dropout on the attention weights (AttentionOptions::dropout_p); on CUDA these run on the
+  // general kernels (cuDNN's dropout stream is not ferrite's).
+  double dropout = 0;
 };
+
+// The seed of the dropout cases' generators (one per device, each at offset 0).
+constexpr std::uint64_t kDropoutSeed = 20261201;
 
 const std::vector<Spec>& specs() {
   static const std::vector<Spec> s = {
@@ -90,6 +98,15 @@ const std::vector<Spec>& specs() {
       {"head_dim0", 1, 2, 1, 3, 5, 0, 8, false, 0, 0.5},
       {"offset_grads_gqa", 2, 4, 2, 9, 13, 20, 12, false, 0, std::nan(""), false, true},
       {"offset_grads_d64", 1, 2, 2, 33, 33, 64, 64, true, 0, std::nan(""), false, true},
+      // Dropout: causal GQA with Sq < Sk, a Bool mask with a dead row, decoding (the split-keys
+      // shape), D = 128 (the tiled F32 and cuDNN shape), a key-padding mask with GQA 4:1 and
+      // p = 1 (every weight dropped: out and gradients 0, logsumexp as without dropout).
+      {"dropout_causal_gqa", 1, 4, 2, 33, 40, 64, 64, true, 0, std::nan(""), false, false, 0.3},
+      {"dropout_bool_mask_dead_row", 1, 2, 2, 17, 17, 32, 16, false, 1, std::nan(""), false, false, 0.5},
+      {"dropout_decode", 2, 2, 2, 1, 130, 64, 64, false, 0, std::nan(""), false, false, 0.1},
+      {"dropout_d128", 1, 2, 2, 70, 70, 128, 128, false, 0, 0.1, false, false, 0.2},
+      {"dropout_key_padding_gqa4", 2, 4, 1, 6, 19, 32, 32, false, 3, std::nan(""), false, false, 0.25},
+      {"dropout_all", 1, 1, 1, 5, 7, 32, 32, false, 0, std::nan(""), false, false, 1.0},
   };
   return s;
 }
@@ -122,7 +139,7 @@ std::vector<Case> attention_cases(DType dtype, Rng& rng) {
                 random({s.b, s.hq, s.sq, s.dv}, dtype, rng, -1, 1)};
     if (s.mask) c.inputs.push_back(random_mask(s, dtype, rng));
     c.ints = {s.causal ? 1 : 0, s.qkv_views ? 1 : 0, s.offset_grads ? 1 : 0};
-    c.reals = {s.scale};
+    c.reals = {s.scale, s.dropout};
     cases.push_back(std::move(c));
   }
   return cases;
@@ -133,12 +150,15 @@ nn::AttentionOptions options_of(const Case& c) {
   o.causal = c.ints[0] != 0;
   if (!std::isnan(c.reals[0])) o.scale = c.reals[0];
   if (c.inputs.size() > 4) o.mask = c.inputs[4];
+  o.dropout_p = c.reals[1];
   return o;
 }
 
 std::vector<Tensor> run_attention(const Case& c) {
-  const nn::AttentionOptions o = options_of(c);
+  nn::AttentionOptions o = options_of(c);
   Tensor q = c.inputs[0], k = c.inputs[1], v = c.inputs[2], go = c.inputs[3];
+  random::Generator generator(kDropoutSeed, q.device());
+  o.generator = &generator;
   if (c.ints[1] != 0) {
     // [B, H, S, D] each -> one [B, S, 3, H, D] tensor -> q, k, v as its permuted slices.
     const auto bshd = [](const Tensor& x) { return x.permute({0, 2, 1, 3}); };
@@ -149,6 +169,7 @@ std::vector<Tensor> run_attention(const Case& c) {
     go = bshd(go).contiguous().permute({0, 2, 1, 3});
   }
   const auto fwd = nn::scaled_dot_product_attention(q, k, v, o);
+  o.dropout_state = fwd.dropout_state;  // the backward drops what the forward dropped
   if (c.ints[1] != 0) {
     // The gradients written into the slices of one [B, S, 3, H, D] tensor, as the GPT's
     // backward takes them (cuDNN writes those views in place; the other routes copy).
@@ -209,15 +230,23 @@ std::vector<Tensor> reference_attention(const Case& c) {
   const Tensor dead = eq(row_max, neg_inf);
   const Tensor zero = full({}, 0.0, DType::F64);
   const Tensor p = sk > 0 ? where(dead, zero, softmax(s, -1)) : s;
-  const Tensor out = matmul(p, v);
+  // Dropout's factors: 1 / (1 - p) where nn::dropout keeps element (b, h, i, j) of a
+  // [B, Hq, Sq, Sk] tensor at the same draw, 0 where it drops it; all 1 without dropout.
+  const double dropout = c.reals[1];
+  random::Generator generator(kDropoutSeed, Device::cpu());
+  const Tensor keep = dropout > 0 ? nn::dropout(ones(s.shape(), DType::F64), dropout, &generator).output
+                                  : ones(s.shape(), DType::F64);
+  const Tensor kept = p * keep;
+  const Tensor out = matmul(kept, v);
   Tensor lse = where(dead, neg_inf, row_max + log(sum(exp(s - where(dead, zero, row_max)), -1, true)));
   lse = lse.reshape({q.size(0), hq, sq});
-  // Gradients of out = P v with P = softmax(s): dS = P (dO vᵀ - rowsum(dO * out)).
-  const Tensor dp = matmul(go, v, {.transpose_b = true});
+  // Gradients of out = (P * keep) v with P = softmax(s): dL/dP = keep * dO vᵀ, and
+  // dS = P (dL/dP - rowsum(dO * out)) (rowsum(P dL/dP) = rowsum(dO * out) still).
+  const Tensor dp = matmul(go, v, {.transpose_b = true}) * keep;
   const Tensor ds = p * (dp - sum(go * out, -1, true));
   const Tensor dq = matmul(ds, k) * scale;
   const Tensor dk = reduce_heads(matmul(ds, q, {.transpose_a = true}) * scale, group);
-  const Tensor dv = reduce_heads(matmul(p, go, {.transpose_a = true}), group);
+  const Tensor dv = reduce_heads(matmul(kept, go, {.transpose_a = true}), group);
   const DType lse_dtype = dtype == DType::F64 ? DType::F64 : DType::F32;
   return {out.to(dtype), lse.to(lse_dtype), dq.to(dtype), dk.to(dtype), dv.to(dtype)};
 }
@@ -322,6 +351,22 @@ std::vector<ErrorCase> attention_errors(DType dtype) {
                                                        f.out, f.logsumexp, {.mask = mask});
        },
        ErrorKind::InvalidArgument, "overlaps an input"},
+      {"dropout_p", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         scaled_dot_product_attention(x, x, x, {.dropout_p = 1.5});
+       },
+       ErrorKind::InvalidArgument, "dropout_p must be in [0, 1]"},
+      {"dropout_p_nan", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         scaled_dot_product_attention(x, x, x, {.dropout_p = std::nan("")});
+       },
+       ErrorKind::InvalidArgument, "dropout_p must be in [0, 1]"},
+      {"dropout_state_missing", [=](Device d) {
+         const Tensor x = t({1, 2, 4, 8}, d);
+         const nn::AttentionResult f = scaled_dot_product_attention(x, x, x, {.dropout_p = 0.5});
+         nn::scaled_dot_product_attention_backward(x, x, x, x, f.out, f.logsumexp, {.dropout_p = 0.5});
+       },
+       ErrorKind::InvalidArgument, "no dropout_state"},
       {"out_grads_alias", [=](Device d) {
          const Tensor x = t({1, 2, 4, 8}, d), g = t({1, 2, 4, 8}, d);
          const nn::AttentionResult f = scaled_dot_product_attention(x, x, x);

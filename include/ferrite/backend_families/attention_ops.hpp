@@ -50,7 +50,16 @@ struct AttentionDesc {
   /// forward ignores grad_out_strides and the gradients' strides.
   AttentionStrides q_strides{}, k_strides{}, v_strides{}, out_strides{}, grad_out_strides{};
   AttentionStrides dq_strides{}, dk_strides{}, dv_strides{};
+  /// Dropout on the attention weights (AttentionOptions::dropout_p): weight (b, h, i, j), with
+  /// e = ((b·heads_q + h)·seq_q + i)·seq_k + j its row-major index, is kept iff
+  /// detail::philox::dropout_keep(word e % 4 of group_words(dropout_seed, dropout_offset, e / 4),
+  /// dropout_threshold) (nn::dropout's decision for element e), and kept weights are multiplied
+  /// by dropout_scale. dropout_threshold 0: no dropout.
+  std::uint64_t dropout_seed = 0, dropout_offset = 0;
+  std::uint32_t dropout_threshold = 0;
+  double dropout_scale = 1;
 
+  bool has_dropout() const { return dropout_threshold != 0; }
   std::int64_t group() const { return heads_kv > 0 ? heads_q / heads_kv : 1; }
   /// Every operand's strides row-major for the sizes above (what dense() checks).
   void set_row_major_strides() {

@@ -9,6 +9,8 @@
 #include <vector>
 
 #include "core/dtype_dispatch.hpp"
+#include "core/philox.hpp"
+#include "core/random_elements.hpp"
 #include "cpu/cpu_families.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
 
@@ -81,6 +83,16 @@ struct Problem {
   }
 };
 
+// What attention weight (b, h, i, j) is multiplied by after the softmax: 1 without dropout;
+// with it, d.dropout_scale where nn::dropout would keep element (b, h, i, j) of a [B, Hq, Sq,
+// Sk] tensor at the same draw, 0 where it would drop it (AttentionDesc::dropout_threshold).
+double dropout_factor(const AttentionDesc& d, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
+  if (!d.has_dropout()) return 1.0;
+  const auto e = static_cast<std::uint64_t>(((b * d.heads_q + h) * d.seq_q + i) * d.seq_k + j);
+  const detail::philox::Words words = detail::philox::group_words(d.dropout_seed, d.dropout_offset, e / 4);
+  return detail::philox::dropout_keep(words.w[e % 4], d.dropout_threshold) ? d.dropout_scale : 0.0;
+}
+
 class CpuAttentionOps final : public AttentionOps {
  public:
   bool supports(DType dtype) const override {
@@ -108,9 +120,10 @@ class CpuAttentionOps final : public AttentionOps {
         for (std::int64_t c = 0; c < d.value_dim; ++c) acc[c] *= alpha;
         for (std::int64_t t = 0; t < n; ++t) {
           const double w = std::exp(s[t] - m_new);
-          l += w;
+          l += w;  // the softmax's sum: dropout comes after it
+          const double kept = w * dropout_factor(d, b, h, i, j0 + t);
           const double* vj = p.v_row(b, h / d.group(), j0 + t);
-          for (std::int64_t c = 0; c < d.value_dim; ++c) acc[c] += w * vj[c];
+          for (std::int64_t c = 0; c < d.value_dim; ++c) acc[c] += kept * vj[c];
         }
         m = m_new;
       }
@@ -137,22 +150,26 @@ class CpuAttentionOps final : public AttentionOps {
       for (std::int64_t c = 0; c < d.value_dim; ++c) s += go[r * d.value_dim + c] * o[r * d.value_dim + c];
       delta[static_cast<std::size_t>(r)] = s;
     }
-    // P_ij = exp(s_ij - lse_i) (0 for a masked score or a fully masked row);
-    // dS_ij = P_ij (dO_i . v_j - delta_i).
-    auto prob_and_ds = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j, double& prob, double& ds) {
+    // P_ij = exp(s_ij - lse_i) (0 for a masked score or a fully masked row), Z_ij its dropout
+    // factor (out_i = sum_j P_ij Z_ij v_j); kept = P_ij Z_ij (dv's weight);
+    // dS_ij = P_ij (Z_ij dO_i . v_j - delta_i), delta_i = dO_i . out_i as without dropout.
+    auto prob_and_ds = [&](std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j, double& prob, double& kept,
+                           double& ds) {
       const std::int64_t r = (b * d.heads_q + h) * d.seq_q + i;
       const double l = lse[static_cast<std::size_t>(r)];
       const double s = l == kNegInf ? kNegInf : p.score(b, h, i, j);
       prob = s == kNegInf ? 0.0 : std::exp(s - l);
       if (prob == 0) {
-        ds = 0;
+        kept = ds = 0;
         return;
       }
+      const double z = dropout_factor(d, b, h, i, j);
       const double* g = go.data() + r * d.value_dim;
       const double* vj = p.v_row(b, h / d.group(), j);
       double dp = 0;
       for (std::int64_t c = 0; c < d.value_dim; ++c) dp += g[c] * vj[c];
-      ds = prob * (dp - delta[static_cast<std::size_t>(r)]);
+      kept = prob * z;
+      ds = prob * (dp * z - delta[static_cast<std::size_t>(r)]);
     };
     std::vector<double> gq(static_cast<std::size_t>(dq.numel()));
 #pragma omp parallel for schedule(dynamic, 16)
@@ -160,8 +177,8 @@ class CpuAttentionOps final : public AttentionOps {
       const std::int64_t i = r % d.seq_q, h = (r / d.seq_q) % d.heads_q, b = r / (d.seq_q * d.heads_q);
       double* acc = gq.data() + r * d.head_dim;
       for (std::int64_t j = 0; j < d.seq_k; ++j) {
-        double prob, ds;
-        prob_and_ds(b, h, i, j, prob, ds);
+        double prob, kept, ds;
+        prob_and_ds(b, h, i, j, prob, kept, ds);
         if (ds == 0) continue;
         const double* kj = p.k_row(b, h / d.group(), j);
         for (std::int64_t c = 0; c < d.head_dim; ++c) acc[c] += d.scale * ds * kj[c];
@@ -177,11 +194,11 @@ class CpuAttentionOps final : public AttentionOps {
       double* av = gv.data() + r * d.value_dim;
       for (std::int64_t h = hk * d.group(); h < (hk + 1) * d.group(); ++h) {
         for (std::int64_t i = 0; i < d.seq_q; ++i) {
-          double prob, ds;
-          prob_and_ds(b, h, i, j, prob, ds);
+          double prob, kept, ds;
+          prob_and_ds(b, h, i, j, prob, kept, ds);
           if (prob == 0) continue;
           const double* g = go.data() + ((b * d.heads_q + h) * d.seq_q + i) * d.value_dim;
-          for (std::int64_t c = 0; c < d.value_dim; ++c) av[c] += prob * g[c];
+          for (std::int64_t c = 0; c < d.value_dim; ++c) av[c] += kept * g[c];
           const double* qi = p.q_row(b, h, i);
           for (std::int64_t c = 0; c < d.head_dim; ++c) ak[c] += d.scale * ds * qi[c];
         }

@@ -13,6 +13,8 @@
 #include <cstdlib>
 #include <type_traits>
 
+#include "core/philox.hpp"
+#include "core/random_elements.hpp"
 #include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/runtime/cuda_check.hpp"
 #include "ferrite/error.hpp"
@@ -73,6 +75,29 @@ Shape shape_of(const AttentionDesc& d) {
           d.causal,  d.mask,     d.mask_strides[0], d.mask_strides[1], d.mask_strides[2], d.mask_strides[3]};
 }
 
+// Dropout of the attention weights (AttentionDesc::has_dropout): the kernels instantiated with
+// kDropout multiply weight (b, h, i, j) by factor() after the softmax, the others never read it.
+// The decision is the CPU backend's and nn::dropout's for element (b, h, i, j) of a
+// [B, Hq, Sq, Sk] tensor, so every backend drops the same weights for the same draw.
+template <class A>
+struct Dropout {
+  std::uint64_t seed = 0, offset = 0;
+  std::uint32_t threshold = 0;
+  A scale = A(1);
+
+  // bh = b * heads_q + h.
+  __device__ A factor(const Shape& s, std::int64_t bh, std::int64_t i, std::int64_t j) const {
+    const auto e = static_cast<std::uint64_t>((bh * s.seq_q + i) * s.seq_k + j);
+    const detail::philox::Words words = detail::philox::group_words(seed, offset, e / 4);
+    return detail::philox::dropout_keep(words.w[e % 4], threshold) ? scale : A(0);
+  }
+};
+
+template <class A>
+Dropout<A> dropout_of(const AttentionDesc& d) {
+  return {d.dropout_seed, d.dropout_offset, d.dropout_threshold, static_cast<A>(d.dropout_scale)};
+}
+
 // The additive part of score (b, h, i, j): the mask's value, -inf where hidden.
 template <class T, class A>
 __device__ A mask_term(const Shape& s, const void* mask, std::int64_t b, std::int64_t h, std::int64_t i,
@@ -99,17 +124,20 @@ __device__ void stage(A* dst, const T* src, std::int64_t row0, std::int64_t rows
 // the tile, whose value rows value(t, c) are staged in shared memory (query_side) or read from
 // global memory (split_keys). A tile that leaves every key so far hidden changes nothing (no
 // -inf - -inf); a visible NaN score makes the max NaN (nan_max), and with it l and acc.
-template <class A, class Value>
+// kDropout: the lane's weight enters acc times `keep` (its dropout factor), l without it.
+template <bool kDropout = false, class A, class Value>
 __device__ __forceinline__ void online_softmax_tile(A score, A& m, A& l, A (&acc)[kMaxPerLane], int lane,
-                                                    std::int64_t dv, const Value& value) {
+                                                    std::int64_t dv, const Value& value, A keep = A(1)) {
   const A m_new = nan_max(m, warp_max(score));
   if (m_new == neg_inf<A>()) return;  // every key so far is hidden
   const A alpha = exp_acc(m - m_new);
   const A w = score == neg_inf<A>() ? A(0) : exp_acc(score - m_new);
   l = l * alpha + warp_sum(w);
   for (int x = 0; x < kMaxPerLane; ++x) acc[x] *= alpha;
+  A kept = w;
+  if constexpr (kDropout) kept = w * keep;
   for (int t = 0; t < kTile; ++t) {
-    const A wt = __shfl_sync(0xffffffffu, w, t);
+    const A wt = __shfl_sync(0xffffffffu, kept, t);
     if (wt == A(0)) continue;
     for (int x = 0; x < kMaxPerLane; ++x) {
       const std::int64_t c = lane + 32 * x;
@@ -120,8 +148,8 @@ __device__ __forceinline__ void online_softmax_tile(A score, A& m, A& l, A (&acc
 }
 
 // The forward (kDq = false) and the dq backward (kDq = true) share their loop over key tiles.
-template <class T, class A, bool kDq>
-__global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scale, Pointers p) {
+template <class T, class A, bool kDq, bool kDropout>
+__global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scale, Pointers p, Dropout<A> drop) {
   extern __shared__ unsigned char smem_raw[];
   A* ks = reinterpret_cast<A*>(smem_raw);  // [kTile][d + 1]
   A* vs = ks + kTile * (s.d + 1);          // [kTile][dv + 1]
@@ -171,15 +199,19 @@ __global__ void __launch_bounds__(kWarps * 32) query_side_kernel(Shape s, A scal
         score = dot * scale + bias;
       }
     }
+    A keep = A(1);
+    if constexpr (kDropout)
+      if (score != neg_inf<A>()) keep = drop.factor(s, bh, i, j);
     if constexpr (!kDq) {
-      online_softmax_tile(score, m, l, acc, lane, s.dv,
-                          [&](int t, std::int64_t c) { return vs[t * (s.dv + 1) + c]; });
+      online_softmax_tile<kDropout>(
+          score, m, l, acc, lane, s.dv, [&](int t, std::int64_t c) { return vs[t * (s.dv + 1) + c]; }, keep);
     } else {
       A ds = A(0);
       if (score != neg_inf<A>()) {
         const A prob = exp_acc(score - lse);
         A dp = A(0);
         for (std::int64_t c = 0; c < s.dv; ++c) dp += gs[warp * s.dv + c] * vs[lane * (s.dv + 1) + c];
+        if constexpr (kDropout) dp *= keep;  // dL/dP = keep * dO . v
         ds = prob * (dp - delta);
       }
       for (int t = 0; t < kTile; ++t) {
@@ -287,8 +319,8 @@ __global__ void delta_kernel(const T* grad_out, const T* out, A* delta, std::int
 }
 
 // dk and dv: one warp per key row, looping over the query heads of its group and tiles of queries.
-template <class T, class A>
-__global__ void __launch_bounds__(kWarps * 32) key_side_kernel(Shape s, A scale, Pointers p) {
+template <class T, class A, bool kDropout>
+__global__ void __launch_bounds__(kWarps * 32) key_side_kernel(Shape s, A scale, Pointers p, Dropout<A> drop) {
   extern __shared__ unsigned char smem_raw[];
   A* qs = reinterpret_cast<A*>(smem_raw);  // [kTile][d + 1]
   A* gs = qs + kTile * (s.d + 1);          // [kTile][dv + 1]
@@ -328,7 +360,7 @@ __global__ void __launch_bounds__(kWarps * 32) key_side_kernel(Shape s, A scale,
       __syncthreads();
       if (!valid) continue;
       const std::int64_t i = i0 + lane;
-      A prob = A(0), ds = A(0);
+      A prob = A(0), kept = A(0), ds = A(0);
       const A lse = lse_t[lane];
       if (i < s.seq_q && lse != neg_inf<A>()) {
         const A bias = mask_term<T, A>(s, p.mask, b, h, i, j);
@@ -337,13 +369,19 @@ __global__ void __launch_bounds__(kWarps * 32) key_side_kernel(Shape s, A scale,
           for (std::int64_t c = 0; c < s.d; ++c) dot += qs[lane * (s.d + 1) + c] * krow[warp * s.d + c];
           for (std::int64_t c = 0; c < s.dv; ++c) dp += gs[lane * (s.dv + 1) + c] * vrow[warp * s.dv + c];
           prob = exp_acc(dot * scale + bias - lse);
+          if constexpr (kDropout) {
+            const A keep = drop.factor(s, bh, i, j);
+            dp *= keep;     // dL/dP = keep * dO . v
+            kept = prob * keep;  // dv's weight, the one out used
+          }
           ds = prob * (dp - delta_t[lane]);
         }
       }
+      if constexpr (!kDropout) kept = prob;
       for (int t = 0; t < kTile; ++t) {
-        const A pt = __shfl_sync(0xffffffffu, prob, t);
+        const A pt = __shfl_sync(0xffffffffu, kept, t);
         const A dst = __shfl_sync(0xffffffffu, ds, t);
-        if (pt == A(0)) continue;
+        if (pt == A(0) && (!kDropout || dst == A(0))) continue;
         for (int x = 0; x < kMaxPerLane; ++x) {
           const std::int64_t c = lane + 32 * x;
           if (c < s.dv) av[x] += pt * gs[t * (s.dv + 1) + c];
@@ -408,7 +446,8 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   visit(d.dtype, [&](auto* t, auto* a) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = std::remove_pointer_t<decltype(a)>;
-    if (forward_splits_keys(d)) {  // few rows, many keys: split the keys over the warps
+    const bool dropout = d.has_dropout();  // only query_side_kernel drops weights
+    if (!dropout && forward_splits_keys(d)) {  // few rows, many keys: split the keys over the warps
       const std::size_t smem = sizeof(A) * (s.d + kWarps * s.dv + 2 * kWarps);
       const dim3 grid(static_cast<unsigned>(d.seq_q), static_cast<unsigned>(d.batch * d.heads_q));
       split_keys_kernel<T, A><<<grid, kWarps * 32, smem, stream>>>(s, static_cast<A>(d.scale), p);
@@ -416,7 +455,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
       return;
     }
     if constexpr (std::is_same_v<T, float>) {
-      if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
+      if (!dropout && tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
         if (const int mode = tf32x3_mode(); mode != 0)
           tiled_forward_f32_tf32x3(d, p, mode == 2, stream);
         else
@@ -426,7 +465,12 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     }
     const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * s.d);
     const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
-    launch_with_smem(query_side_kernel<T, A, false>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p);
+    if (dropout)
+      launch_with_smem(query_side_kernel<T, A, false, true>, grid, kWarps * 32, smem, stream, s,
+                       static_cast<A>(d.scale), p, dropout_of<A>(d));
+    else
+      launch_with_smem(query_side_kernel<T, A, false, false>, grid, kWarps * 32, smem, stream, s,
+                       static_cast<A>(d.scale), p, Dropout<A>{});
   });
 }
 
@@ -437,8 +481,9 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream, bo
     using T = std::remove_pointer_t<decltype(t)>;
     using A = std::remove_pointer_t<decltype(a)>;
     // F32, D = Dv in {64, 128}, no explicit mask: the tiled dq and dk/dv kernels after delta_kernel.
+    const bool dropout = d.has_dropout();  // only the SIMT kernels below drop weights
     bool tiled = false;
-    if constexpr (std::is_same_v<T, float>) tiled = tiled_backward_f32_fits(d, p);
+    if constexpr (std::is_same_v<T, float>) tiled = !dropout && tiled_backward_f32_fits(d, p);
     const std::int64_t rows = d.batch * d.heads_q * d.seq_q;
     if (rows > 0) {
       delta_kernel<T, A><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0, stream>>>(
@@ -462,13 +507,23 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream, bo
     if (rows > 0) {
       const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * (s.d + s.dv));
       const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
-      launch_with_smem(query_side_kernel<T, A, true>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p);
+      if (dropout)
+        launch_with_smem(query_side_kernel<T, A, true, true>, grid, kWarps * 32, smem, stream, s,
+                         static_cast<A>(d.scale), p, dropout_of<A>(d));
+      else
+        launch_with_smem(query_side_kernel<T, A, true, false>, grid, kWarps * 32, smem, stream, s,
+                         static_cast<A>(d.scale), p, Dropout<A>{});
     }
     if (d.batch * d.heads_kv * d.seq_k > 0) {
       const std::size_t smem =
           sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * (s.d + s.dv) + 2 * kTile);
       const dim3 grid(static_cast<unsigned>((d.seq_k + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_kv));
-      launch_with_smem(key_side_kernel<T, A>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p);
+      if (dropout)
+        launch_with_smem(key_side_kernel<T, A, true>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p,
+                         dropout_of<A>(d));
+      else
+        launch_with_smem(key_side_kernel<T, A, false>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale),
+                         p, Dropout<A>{});
     }
   });
 }

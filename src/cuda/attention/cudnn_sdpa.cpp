@@ -568,6 +568,9 @@ bool compiled() { return true; }
 bool eligible(const AttentionDesc& d) {
   if (d.dtype != DType::F16 && d.dtype != DType::BF16) return false;
   if (d.mask != AttentionMaskKind::None) return false;
+  // cuDNN's dropout draws from its own Philox stream, whose layout is not ferrite's: the
+  // weights it drops would not be the ones nn::dropout names (AttentionDesc::has_dropout).
+  if (d.has_dropout()) return false;
   if (d.batch < 1 || d.heads_q < 1 || d.heads_kv < 1 || d.seq_q < 1 || d.seq_k < 1) return false;
   if (d.heads_q % d.heads_kv != 0) return false;
   // Head dims of 0 pass the multiple-of-8 test; the own kernels take them (D = 0: every score
