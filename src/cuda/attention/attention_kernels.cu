@@ -432,6 +432,18 @@ int tf32x3_mode() {
   return mode;
 }
 
+// query_side_kernel (forward or dq), its dropout instantiation when `d` drops weights.
+template <class T, class A, bool kDq>
+void launch_query_side(const AttentionDesc& d, const Shape& s, const Pointers& p, dim3 grid, std::size_t smem,
+                       cudaStream_t stream) {
+  if (d.has_dropout())
+    launch_with_smem(query_side_kernel<T, A, kDq, true>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale),
+                     p, dropout_of<A>(d));
+  else
+    launch_with_smem(query_side_kernel<T, A, kDq, false>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale),
+                     p, Dropout<A>{});
+}
+
 }  // namespace
 
 std::size_t delta_bytes(const AttentionDesc& d) {
@@ -465,12 +477,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
     }
     const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * s.d);
     const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
-    if (dropout)
-      launch_with_smem(query_side_kernel<T, A, false, true>, grid, kWarps * 32, smem, stream, s,
-                       static_cast<A>(d.scale), p, dropout_of<A>(d));
-    else
-      launch_with_smem(query_side_kernel<T, A, false, false>, grid, kWarps * 32, smem, stream, s,
-                       static_cast<A>(d.scale), p, Dropout<A>{});
+    launch_query_side<T, A, false>(d, s, p, grid, smem, stream);
   });
 }
 
@@ -507,12 +514,7 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream, bo
     if (rows > 0) {
       const std::size_t smem = sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * (s.d + s.dv));
       const dim3 grid(static_cast<unsigned>((d.seq_q + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_q));
-      if (dropout)
-        launch_with_smem(query_side_kernel<T, A, true, true>, grid, kWarps * 32, smem, stream, s,
-                         static_cast<A>(d.scale), p, dropout_of<A>(d));
-      else
-        launch_with_smem(query_side_kernel<T, A, true, false>, grid, kWarps * 32, smem, stream, s,
-                         static_cast<A>(d.scale), p, Dropout<A>{});
+      launch_query_side<T, A, true>(d, s, p, grid, smem, stream);
     }
     if (d.batch * d.heads_kv * d.seq_k > 0) {
       const std::size_t smem =
