@@ -98,9 +98,9 @@ def _make_functional():
     def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False,
                                      scale=None, enable_gqa=False):
         # ferrite always does grouped-query attention when the key heads divide the query heads.
-        if dropout_p != 0.0:
-            raise _ferrite.UnsupportedError("scaled_dot_product_attention: dropout_p != 0 is not implemented")
-        return _ferrite.nn.scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale=scale).out
+        # dropout_p draws from the device's default generator, as PyTorch's does.
+        return _ferrite.nn.scaled_dot_product_attention(query, key, value, attn_mask, is_causal, scale=scale,
+                                                        dropout_p=dropout_p).out
 
     for f in (layer_norm, rms_norm, embedding, max_pool2d, dropout, cross_entropy,
               scaled_dot_product_attention):

@@ -46,19 +46,29 @@ void bind_nn(nb::module_& m) {
 
   nn.def("scaled_dot_product_attention", [attention_t](const Tensor& q, const Tensor& k, const Tensor& v,
                                                        std::optional<Tensor> attn_mask, bool is_causal,
-                                                       std::optional<double> scale) {
-        auto r = nn::scaled_dot_product_attention(q, k, v, attention_options(std::move(attn_mask), is_causal, scale));
+                                                       std::optional<double> scale, double dropout_p,
+                                                       random::Generator* generator) {
+        nn::AttentionOptions o = attention_options(std::move(attn_mask), is_causal, scale);
+        o.dropout_p = dropout_p;
+        o.generator = generator;
+        auto r = nn::scaled_dot_product_attention(q, k, v, o);
         return named(attention_t, r.out, r.logsumexp);
       }, nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("attn_mask") = nb::none(),
-      nb::arg("is_causal") = false, nb::kw_only(), nb::arg("scale") = nb::none(),
-      "(out, logsumexp) of softmax(scale q kᵀ + mask) v. q [B, Hq, Sq, D], k/v [B, Hkv, Sk, D]; grouped-query "
-      "attention when Hkv divides Hq; attn_mask Bool (true = attend) or additive.");
+      nb::arg("is_causal") = false, nb::kw_only(), nb::arg("scale") = nb::none(), nb::arg("dropout_p") = 0.0,
+      nb::arg("generator").none() = nb::none(),
+      "(out, logsumexp) of dropout(softmax(scale q kᵀ + mask)) v. q [B, Hq, Sq, D], k/v [B, Hkv, Sk, D]; "
+      "grouped-query attention when Hkv divides Hq; attn_mask Bool (true = attend) or additive. dropout_p > 0 "
+      "draws once from generator (default: the device's): its get_state() from before the call is the backward's "
+      "dropout_state.");
   nn.def("scaled_dot_product_attention_backward", [attention_grads_t](
              const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
              const Tensor& logsumexp, std::optional<Tensor> attn_mask, bool is_causal, std::optional<double> scale,
-             std::optional<std::tuple<Tensor, Tensor, Tensor>> into, bool deterministic) {
+             std::optional<std::tuple<Tensor, Tensor, Tensor>> into, bool deterministic, double dropout_p,
+             std::optional<std::tuple<std::uint64_t, std::uint64_t>> dropout_state) {
         nn::AttentionOptions o = attention_options(std::move(attn_mask), is_causal, scale);
         o.deterministic = deterministic;
+        o.dropout_p = dropout_p;
+        if (dropout_state) o.dropout_state = random::RngState{std::get<0>(*dropout_state), std::get<1>(*dropout_state)};
         if (into) {
           const nn::AttentionGrads g{std::get<0>(*into), std::get<1>(*into), std::get<2>(*into)};
           nn::scaled_dot_product_attention_backward_out(g, grad_out, q, k, v, out, logsumexp, o);
@@ -69,9 +79,11 @@ void bind_nn(nb::module_& m) {
       }, nb::arg("grad_out"), nb::arg("query"), nb::arg("key"), nb::arg("value"), nb::arg("out"),
       nb::arg("logsumexp"), nb::arg("attn_mask") = nb::none(), nb::arg("is_causal") = false, nb::kw_only(),
       nb::arg("scale") = nb::none(), nb::arg("out_grads") = nb::none(), nb::arg("deterministic") = true,
+      nb::arg("dropout_p") = 0.0, nb::arg("dropout_state") = nb::none(),
       "(dq, dk, dv) from the forward's out and logsumexp; repeats bit for bit unless deterministic=False (then "
       "the GPU may take cuDNN's faster atomic backward for F16/BF16). out_grads=(dq, dk, dv): tensors of any "
-      "strides (e.g. the slices of one [B, S, 3, H, D] gradient) written in place and returned.");
+      "strides (e.g. the slices of one [B, S, 3, H, D] gradient) written in place and returned. dropout_p > 0 "
+      "needs dropout_state, the (seed, offset) the forward drew at (its generator's get_state() before it).");
 
   nn.def("dropout", [dropout_t](const Tensor& x, double p, random::Generator* generator) {
         auto r = nn::dropout(x, p, generator);

@@ -288,6 +288,38 @@ def test_attention_backward(device):
     np.testing.assert_allclose(npy(r.dv), numgrad(lambda a: loss(q, k, a), v), atol=1e-7)
 
 
+def test_attention_dropout(device):
+    # The backward drops what the forward dropped at the draw it is given back (dropout_state):
+    # its gradients are the central differences of the forward at that same draw.
+    q, k, v = (rng.standard_normal(s) for s in ((1, 2, 3, 4), (1, 1, 5, 4), (1, 1, 5, 2)))  # grouped-query
+    g = rng.standard_normal((1, 2, 3, 2))
+    gen = ft.Generator(device=device)
+    gen.manual_seed(21)
+    state = gen.get_state()
+
+    def loss(q_, k_, v_):
+        gen.set_state(state)
+        out = ft.nn.scaled_dot_product_attention(*(T(a, device, ft.float64) for a in (q_, k_, v_)), dropout_p=0.4,
+                                                 generator=gen)
+        return (npy(out.out) * g).sum()
+
+    Q, K, V = (T(a, device, ft.float64) for a in (q, k, v))
+    gen.set_state(state)
+    fwd = ft.nn.scaled_dot_product_attention(Q, K, V, dropout_p=0.4, generator=gen)
+    assert tuple(gen.get_state()) == (state[0], state[1] + 1)  # one draw
+    plain = ft.nn.scaled_dot_product_attention(Q, K, V)
+    assert not np.array_equal(npy(fwd.out), npy(plain.out))
+    np.testing.assert_array_equal(npy(fwd.logsumexp), npy(plain.logsumexp))  # the softmax's, before dropout
+    r = ft.nn.scaled_dot_product_attention_backward(T(g, device, ft.float64), Q, K, V, fwd.out, fwd.logsumexp,
+                                                    dropout_p=0.4, dropout_state=tuple(state))
+    np.testing.assert_allclose(npy(r.dq), numgrad(lambda a: loss(a, k, v), q), atol=1e-7)
+    np.testing.assert_allclose(npy(r.dk), numgrad(lambda a: loss(q, a, v), k), atol=1e-7)
+    np.testing.assert_allclose(npy(r.dv), numgrad(lambda a: loss(q, k, a), v), atol=1e-7)
+    with pytest.raises(ft.InvalidArgumentError, match="no dropout_state"):
+        ft.nn.scaled_dot_product_attention_backward(T(g, device, ft.float64), Q, K, V, fwd.out, fwd.logsumexp,
+                                                    dropout_p=0.4)
+
+
 def test_attention_backward_nondeterministic(device):
     # deterministic=False may pick a faster backward (cuDNN's, F16/BF16 on the GPU); F32 runs
     # the own kernels either way, so the gradients are the same bits.
@@ -495,8 +527,8 @@ def test_nn_errors():
         F.cross_entropy(ft.ones(2, 3), ft.tensor([0, 1]), weight=ft.ones(3))
     with pytest.raises(TypeError, match="I64 class indices"):
         F.cross_entropy(ft.ones(2, 3), ft.tensor([0.0, 1.0]))
-    with pytest.raises(ft.UnsupportedError, match="dropout_p"):
-        F.scaled_dot_product_attention(ft.ones(1, 1, 2, 2), ft.ones(1, 1, 2, 2), ft.ones(1, 1, 2, 2), dropout_p=0.1)
+    with pytest.raises(ft.InvalidArgumentError, match=r"dropout_p must be in \[0, 1\]"):
+        F.scaled_dot_product_attention(ft.ones(1, 1, 2, 2), ft.ones(1, 1, 2, 2), ft.ones(1, 1, 2, 2), dropout_p=1.5)
     with pytest.raises(ValueError, match="do not fit"):
         F.scaled_dot_product_attention(ft.ones(1, 1, 2, 2), ft.ones(1, 1, 2, 3), ft.ones(1, 1, 2, 2))
     with pytest.raises(ft.InvalidArgumentError, match=r"p must be in \[0, 1\]"):
