@@ -207,7 +207,7 @@ __global__ void __launch_bounds__(kThreads, D <= 64 ? 2 : 1)
 }  // namespace
 
 bool tiled_forward_f32_fits(const AttentionDesc& d, const Pointers& p) {
-  return d.dtype == DType::F32 && d.mask == AttentionMaskKind::None && d.head_dim == d.value_dim &&
+  return d.dtype == DType::F32 && d.mask == AttentionMaskKind::None && !d.has_dropout() && d.head_dim == d.value_dim &&
          (d.head_dim == 64 || d.head_dim == 128) && d.seq_q > 0 && row_tiles(d.seq_q, kRows) <= kMaxGridY &&
          d.seq_k < (1 << 30) && d.batch * d.heads_q > 0 && d.batch * d.heads_q <= kMaxGridX && d.dense() &&
          aligned16(p.q) && aligned16(p.k) && aligned16(p.v) && aligned16(p.result);

@@ -369,7 +369,7 @@ Operands operands_of(const Pointers& p) {
 }  // namespace
 
 bool tiled_backward_f32_takes(const AttentionDesc& d) {
-  return d.dtype == DType::F32 && d.mask == AttentionMaskKind::None && d.head_dim == d.value_dim &&
+  return d.dtype == DType::F32 && d.mask == AttentionMaskKind::None && !d.has_dropout() && d.head_dim == d.value_dim &&
          (d.head_dim == 64 || d.head_dim == 128) && row_tiles(d.seq_q, kTile) <= tiled::kMaxGridY &&
          row_tiles(d.seq_k, kTile) <= tiled::kMaxGridY && d.batch * d.heads_q <= tiled::kMaxGridX && d.dense();
 }

@@ -580,7 +580,7 @@ bool half_mma_backward_fits(const AttentionDesc& d, const Pointers& p) {
       d.mask == AttentionMaskKind::None ||
       (p.mask != nullptr && d.mask_strides[0] >= 0 && d.mask_strides[1] >= 0 && d.mask_strides[2] >= 0 &&
        d.mask_strides[3] >= 0 && d.mask_strides[2] <= (std::int64_t{1} << 24) && d.mask_strides[3] <= 1);
-  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && mask_ok &&
+  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && mask_ok && !d.has_dropout() &&
          d.head_dim == d.value_dim && (d.head_dim == 64 || d.head_dim == 128) &&
          row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY &&
          d.batch * d.heads_q <= kMaxGridX && d.dense() && aligned16(p.q) && aligned16(p.k) && aligned16(p.v) &&

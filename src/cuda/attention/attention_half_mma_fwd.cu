@@ -317,7 +317,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 }  // namespace
 
 bool half_mma_forward_fits(const AttentionDesc& d, const Pointers& p) {
-  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && d.head_dim == d.value_dim &&
+  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && !d.has_dropout() && d.head_dim == d.value_dim &&
          (d.head_dim == 64 || d.head_dim == 128) && d.dense() && row_tiles(d.seq_q, kRows) <= kMaxGridY &&
          d.seq_k <= (std::int64_t{1} << 30) && d.batch * d.heads_q <= kMaxGridX &&
          (d.mask == AttentionMaskKind::None || p.mask != nullptr || d.seq_k == 0) && aligned16(p.q) && aligned16(p.k) &&

@@ -450,7 +450,9 @@ std::size_t delta_bytes(const AttentionDesc& d) {
   return static_cast<std::size_t>(d.batch * d.heads_q * d.seq_q) * (d.dtype == DType::F64 ? 8 : 4);
 }
 
-bool forward_splits_keys(const AttentionDesc& d) { return d.seq_q < kWarps && d.seq_k >= 2 * kTile; }
+bool forward_splits_keys(const AttentionDesc& d) {
+  return d.seq_q < kWarps && d.seq_k >= 2 * kTile && !d.has_dropout();  // only query_side_kernel drops weights
+}
 
 void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   const Shape s = shape_of(d);
@@ -458,8 +460,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
   visit(d.dtype, [&](auto* t, auto* a) {
     using T = std::remove_pointer_t<decltype(t)>;
     using A = std::remove_pointer_t<decltype(a)>;
-    const bool dropout = d.has_dropout();  // only query_side_kernel drops weights
-    if (!dropout && forward_splits_keys(d)) {  // few rows, many keys: split the keys over the warps
+    if (forward_splits_keys(d)) {  // few rows, many keys: split the keys over the warps
       const std::size_t smem = sizeof(A) * (s.d + kWarps * s.dv + 2 * kWarps);
       const dim3 grid(static_cast<unsigned>(d.seq_q), static_cast<unsigned>(d.batch * d.heads_q));
       split_keys_kernel<T, A><<<grid, kWarps * 32, smem, stream>>>(s, static_cast<A>(d.scale), p);
@@ -467,7 +468,7 @@ void forward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream) {
       return;
     }
     if constexpr (std::is_same_v<T, float>) {
-      if (!dropout && tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
+      if (tiled_forward_f32_fits(d, p)) {  // F32, D = Dv in {64, 128}, no explicit mask
         if (const int mode = tf32x3_mode(); mode != 0)
           tiled_forward_f32_tf32x3(d, p, mode == 2, stream);
         else
@@ -488,9 +489,8 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream, bo
     using T = std::remove_pointer_t<decltype(t)>;
     using A = std::remove_pointer_t<decltype(a)>;
     // F32, D = Dv in {64, 128}, no explicit mask: the tiled dq and dk/dv kernels after delta_kernel.
-    const bool dropout = d.has_dropout();  // only the SIMT kernels below drop weights
     bool tiled = false;
-    if constexpr (std::is_same_v<T, float>) tiled = !dropout && tiled_backward_f32_fits(d, p);
+    if constexpr (std::is_same_v<T, float>) tiled = tiled_backward_f32_fits(d, p);
     const std::int64_t rows = d.batch * d.heads_q * d.seq_q;
     if (rows > 0) {
       delta_kernel<T, A><<<static_cast<unsigned>((rows + kWarps - 1) / kWarps), kWarps * 32, 0, stream>>>(
@@ -520,7 +520,7 @@ void backward(const AttentionDesc& d, const Pointers& p, cudaStream_t stream, bo
       const std::size_t smem =
           sizeof(A) * (kTile * (s.d + 1) + kTile * (s.dv + 1) + kWarps * (s.d + s.dv) + 2 * kTile);
       const dim3 grid(static_cast<unsigned>((d.seq_k + kWarps - 1) / kWarps), static_cast<unsigned>(d.batch * d.heads_kv));
-      if (dropout)
+      if (d.has_dropout())
         launch_with_smem(key_side_kernel<T, A, true>, grid, kWarps * 32, smem, stream, s, static_cast<A>(d.scale), p,
                          dropout_of<A>(d));
       else

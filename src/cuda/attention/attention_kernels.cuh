@@ -29,7 +29,8 @@ struct Pointers {
 std::size_t delta_bytes(const AttentionDesc& desc);
 void forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
 /// Whether forward() runs `desc` on its split-keys kernel: few query rows against many keys
-/// (decoding), each row's keys spread over a block's 8 warps.
+/// (decoding), each row's keys spread over a block's 8 warps; never with dropout (only the
+/// general query-side kernel drops weights, AttentionDesc::has_dropout).
 bool forward_splits_keys(const AttentionDesc& desc);
 /// single_tf32: the caller vouches that q, k, v and grad_out are F32 values that TF32 holds
 /// exactly (widened from F16/BF16 by cuda_attention_ops.cpp); where the tensor-core backward takes
@@ -38,7 +39,7 @@ bool forward_splits_keys(const AttentionDesc& desc);
 void backward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream, bool single_tf32 = false);
 
 /// The register-blocked F32 forward (attention_f32_tiled.cu): 128 query rows per block. It takes
-/// F32 without an explicit mask (causal or not), D = Dv in {64, 128}, dense inputs whose q, k,
+/// F32 without an explicit mask (causal or not) or dropout, D = Dv in {64, 128}, dense inputs whose q, k,
 /// v and out start on the 16-byte grid, and at least one query row.
 bool tiled_forward_f32_fits(const AttentionDesc& desc, const Pointers& p);
 void tiled_forward_f32(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);
@@ -77,7 +78,7 @@ void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p
 
 /// The F16/BF16 backward on the tensor cores in the inputs' own dtype (attention_half_mma_bwd.cu:
 /// mma.sync m16n8k16, F32 accumulation, P and dS rounded to the dtype, q/k/v/grad_out read as
-/// they are): F16 or BF16, D = Dv in {64, 128}, dense, q, k, v,
+/// they are): F16 or BF16 without dropout, D = Dv in {64, 128}, dense, q, k, v,
 /// grad_out, dq, dk and dv on the 16-byte grid, row and key tile counts (64 a tile) within grid
 /// y. The dq side after delta_kernel (needs B·Hq·Sq > 0), the dk/dv side needs B·Hkv·Sk > 0;
 /// both read logsumexp and delta as F32. An explicit mask (Bool or additive in the dtype) is
@@ -91,7 +92,7 @@ bool backward_half_mma(const AttentionDesc& desc, const Pointers& p, cudaStream_
 
 /// The F16/BF16 forward on the tensor cores in the inputs' own dtype (attention_half_mma_fwd.cu:
 /// mma.sync m16n8k16, F32 accumulation and online softmax, P rounded to the dtype for P V, out
-/// rounded once, logsumexp F32): F16 or BF16, no mask, causal and/or an explicit Bool or additive
+/// rounded once, logsumexp F32): F16 or BF16 without dropout, no mask, causal and/or an explicit Bool or additive
 /// mask with any broadcast strides, D = Dv in {64, 128}, dense, q, k, v and out on the 16-byte
 /// grid, row tiles (128 a tile) within grid y. half_mma_forward writes nothing when B·Hq·Sq = 0.
 bool half_mma_forward_fits(const AttentionDesc& desc, const Pointers& p);

@@ -100,7 +100,6 @@ bool half_backward_in_dtype() {
 // The F16/BF16 backward on attention_half_mma_bwd.cu's kernels, its delta scratch from the
 // pool; false, having queued and allocated nothing, when they do not take the problem.
 bool backward_in_dtype(const AttentionDesc& desc, attention::Pointers p, int device, cudaStream_t stream) {
-  if (desc.has_dropout()) return false;  // the general kernels' dropout only (attention_kernels.cu)
   if (!half_backward_in_dtype() || !attention::half_mma_backward_fits(desc, p)) return false;
   shape::Scratch delta(device, attention::delta_bytes(desc), stream);
   p.delta = delta.as<void>();
@@ -122,7 +121,6 @@ bool backward_in_dtype(const AttentionDesc& desc, attention::Pointers p, int dev
 // problem.
 bool backward_in_f32(const AttentionDesc& desc, const attention::Pointers& p, int device, cudaStream_t stream) {
   if (desc.dtype != DType::F16 && desc.dtype != DType::BF16) return false;
-  if (desc.has_dropout()) return false;  // the tiled F32 kernels have no dropout
   AttentionDesc wide = desc;
   wide.dtype = DType::F32;
   if (!attention::tiled_backward_f32_takes(wide)) return false;  // the pool's blocks are 16-byte aligned
@@ -182,7 +180,6 @@ bool half_forward_on_mma() {
 // stay there: the mma kernel would run one block per (batch, head) over all keys, 7 of its 8
 // warps idle.
 bool forward_in_dtype(const AttentionDesc& desc, const attention::Pointers& p, cudaStream_t stream) {
-  if (desc.has_dropout()) return false;  // the general kernels' dropout only (attention_kernels.cu)
   if (!half_forward_on_mma() || !attention::half_mma_forward_fits(desc, p)) return false;
   if (attention::forward_splits_keys(desc)) return false;
   attention::half_mma_forward(desc, p, stream);
@@ -211,7 +208,6 @@ bool cudnn_masks() {
 // session 14's probe showed cuDNN's per-head gradients agree with the CPU backend's. The tests
 // hold grouped gradients to that bound (attention_test_problems.hpp: compare_grouped).
 bool cudnn_candidate(const AttentionDesc& desc) {
-  if (desc.has_dropout()) return false;  // cuDNN's Philox stream is not ferrite's
   if (desc.mask == AttentionMaskKind::None) return cudnn_sdpa::eligible(desc);
   return cudnn_sdpa::masked_eligible(desc) && cudnn_masks();
 }

@@ -23,8 +23,9 @@ namespace ferrite::cuda::cudnn_sdpa {
 bool compiled();
 
 /// Whether `desc` is a problem cuDNN's SDPA computes with ferrite's semantics, judged from the
-/// description alone: F16/BF16, no mask (causal allowed: both top-left aligned, and a
-/// top-left causal row always sees key 0, so no row is fully masked), every extent >= 1, head
+/// description alone: F16/BF16, no dropout (cuDNN's random stream is not ferrite's), no mask
+/// (causal allowed: both top-left aligned, and a top-left causal row always sees key 0, so no
+/// row is fully masked), every extent >= 1, head
 /// dims multiples of 8 up to 256, tensors below 2^31 elements, and operand strides cuDNN
 /// takes (head-dim stride 1, the others positive multiples of 8 elements where the extent
 /// exceeds 1, each view spanning below 2^31 elements). Whether cuDNN has a plan on this
