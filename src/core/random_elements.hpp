@@ -154,4 +154,12 @@ FERRITE_HOST_DEVICE void fast_group(const DrawParams<T>& p, const Words& r, T* o
 /// Dropout's keep decision for the 32-bit word of an element.
 FERRITE_HOST_DEVICE bool dropout_keep(std::uint32_t word, std::uint32_t threshold) { return (word >> 8) >= threshold; }
 
+/// Dropout's keep decision for element `e` alone of the call at (seed, offset): word e % 4 of
+/// group e / 4, what nn::dropout's kernels decide group by group. For callers that need single
+/// elements in no group order (attention's weights, recomputed rather than stored).
+FERRITE_HOST_DEVICE bool dropout_keeps_element(std::uint64_t seed, std::uint64_t offset, std::uint64_t e,
+                                               std::uint32_t threshold) {
+  return dropout_keep(group_words(seed, offset, e / 4).w[e % 4], threshold);
+}
+
 }  // namespace ferrite::detail::philox

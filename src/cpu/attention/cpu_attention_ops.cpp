@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "core/dtype_dispatch.hpp"
-#include "core/philox.hpp"
 #include "core/random_elements.hpp"
 #include "cpu/cpu_families.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
@@ -89,8 +88,9 @@ struct Problem {
 double dropout_factor(const AttentionDesc& d, std::int64_t b, std::int64_t h, std::int64_t i, std::int64_t j) {
   if (!d.has_dropout()) return 1.0;
   const auto e = static_cast<std::uint64_t>(((b * d.heads_q + h) * d.seq_q + i) * d.seq_k + j);
-  const detail::philox::Words words = detail::philox::group_words(d.dropout_seed, d.dropout_offset, e / 4);
-  return detail::philox::dropout_keep(words.w[e % 4], d.dropout_threshold) ? d.dropout_scale : 0.0;
+  return detail::philox::dropout_keeps_element(d.dropout_seed, d.dropout_offset, e, d.dropout_threshold)
+             ? d.dropout_scale
+             : 0.0;
 }
 
 class CpuAttentionOps final : public AttentionOps {

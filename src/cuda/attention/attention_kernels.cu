@@ -13,7 +13,6 @@
 #include <cstdlib>
 #include <type_traits>
 
-#include "core/philox.hpp"
 #include "core/random_elements.hpp"
 #include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/runtime/cuda_check.hpp"
@@ -88,8 +87,7 @@ struct Dropout {
   // bh = b * heads_q + h.
   __device__ A factor(const Shape& s, std::int64_t bh, std::int64_t i, std::int64_t j) const {
     const auto e = static_cast<std::uint64_t>((bh * s.seq_q + i) * s.seq_k + j);
-    const detail::philox::Words words = detail::philox::group_words(seed, offset, e / 4);
-    return detail::philox::dropout_keep(words.w[e % 4], threshold) ? scale : A(0);
+    return detail::philox::dropout_keeps_element(seed, offset, e, threshold) ? scale : A(0);
   }
 };
 
