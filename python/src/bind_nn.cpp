@@ -64,11 +64,12 @@ void bind_nn(nb::module_& m) {
              const Tensor& grad_out, const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& out,
              const Tensor& logsumexp, std::optional<Tensor> attn_mask, bool is_causal, std::optional<double> scale,
              std::optional<std::tuple<Tensor, Tensor, Tensor>> into, bool deterministic, double dropout_p,
-             std::optional<std::tuple<std::uint64_t, std::uint64_t>> dropout_state) {
+             nb::handle dropout_state) {
         nn::AttentionOptions o = attention_options(std::move(attn_mask), is_causal, scale);
         o.deterministic = deterministic;
         o.dropout_p = dropout_p;
-        if (dropout_state) o.dropout_state = random::RngState{std::get<0>(*dropout_state), std::get<1>(*dropout_state)};
+        if (!dropout_state.is_none())
+          o.dropout_state = state_from(dropout_state, "scaled_dot_product_attention_backward: dropout_state");
         if (into) {
           const nn::AttentionGrads g{std::get<0>(*into), std::get<1>(*into), std::get<2>(*into)};
           nn::scaled_dot_product_attention_backward_out(g, grad_out, q, k, v, out, logsumexp, o);

@@ -13,12 +13,6 @@ using random::RngState;
 using OD = std::optional<DType>;
 using ODev = std::optional<Device>;
 
-RngState state_from(nb::handle state) {
-  FERRITE_CHECK(PySequence_Check(state.ptr()) && nb::len(state) == 2, InvalidArgument,
-                "set_state: a state is a (seed, offset) pair as get_state returns");
-  return RngState{nb::cast<std::uint64_t>(state[0]), nb::cast<std::uint64_t>(state[1])};
-}
-
 // The draws' device: the generator's when only it is given (as torch does with a CUDA
 // generator), else device= or the CPU.
 Device draw_device(ODev device, const Generator* g) {

@@ -82,6 +82,14 @@ inline std::optional<Tensor> none_if_undefined(const Tensor& t) { return t.defin
 void bind_errors(nb::module_& m);
 void bind_types(nb::module_& m);
 void bind_tensor(nb::module_& m, nb::class_<Tensor>& t);
+/// A generator state from Python: a (seed, offset) pair, as Generator.get_state() returns;
+/// InvalidArgument naming `what` otherwise.
+inline random::RngState state_from(nb::handle state, const char* what = "set_state") {
+  FERRITE_CHECK(PySequence_Check(state.ptr()) && nb::len(state) == 2, InvalidArgument, what,
+                ": a state is a (seed, offset) pair as get_state returns");
+  return random::RngState{nb::cast<std::uint64_t>(state[0]), nb::cast<std::uint64_t>(state[1])};
+}
+
 void bind_factories(nb::module_& m);
 void bind_elementwise(nb::module_& m, nb::class_<Tensor>& t);
 void bind_reduction(nb::module_& m, nb::class_<Tensor>& t);

@@ -318,6 +318,9 @@ def test_attention_dropout(device):
     with pytest.raises(ft.InvalidArgumentError, match="no dropout_state"):
         ft.nn.scaled_dot_product_attention_backward(T(g, device, ft.float64), Q, K, V, fwd.out, fwd.logsumexp,
                                                     dropout_p=0.4)
+    with pytest.raises(ft.InvalidArgumentError, match=r"dropout_state: a state is a \(seed, offset\) pair"):
+        ft.nn.scaled_dot_product_attention_backward(T(g, device, ft.float64), Q, K, V, fwd.out, fwd.logsumexp,
+                                                    dropout_p=0.4, dropout_state=(1,))
 
 
 def test_attention_backward_nondeterministic(device):
