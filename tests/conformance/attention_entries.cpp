@@ -107,6 +107,10 @@ const std::vector<Spec>& specs() {
       {"dropout_d128", 1, 2, 2, 70, 70, 128, 128, false, 0, 0.1, false, false, 0.2},
       {"dropout_key_padding_gqa4", 2, 4, 1, 6, 19, 32, 32, false, 3, std::nan(""), false, false, 0.25},
       {"dropout_all", 1, 1, 1, 5, 7, 32, 32, false, 0, std::nan(""), false, false, 1.0},
+      // Empty problems with dropout: no key (every row fully masked: out 0, logsumexp -inf,
+      // dq 0) and no batch.
+      {"dropout_keys0", 1, 2, 2, 3, 0, 32, 32, false, 0, std::nan(""), false, false, 0.5},
+      {"dropout_batch0", 0, 2, 2, 4, 4, 32, 32, false, 0, std::nan(""), false, false, 0.5},
   };
   return s;
 }

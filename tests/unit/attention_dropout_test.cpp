@@ -118,6 +118,23 @@ TEST(AttentionDropout, EveryWeightDroppedAtOne) {
     for (const double x : values(*t)) EXPECT_EQ(x, 0.0);
 }
 
+// A NaN score makes its row's out NaN with dropout too (a dropped NaN weight is NaN * 0 = NaN,
+// as torch's dropout gives), and leaves the other rows finite.
+TEST(AttentionDropout, NaNRowStaysNaN) {
+  Problem p = problem(9);
+  std::vector<double> q = values(p.q);
+  q[0] = std::nan("");  // row 0 of head 0
+  p.q = from_vector(q, p.q.shape());
+  random::Generator g(3, Device::cpu());
+  const std::vector<double> out =
+      values(nn::scaled_dot_product_attention(p.q, p.k, p.v, {.dropout_p = 0.5, .generator = &g}).out);
+  const std::int64_t dv = p.v.size(3);
+  for (std::int64_t e = 0; e < static_cast<std::int64_t>(out.size()); ++e) {
+    if (e < dv) EXPECT_TRUE(std::isnan(out[static_cast<std::size_t>(e)])) << "element " << e;
+    else EXPECT_FALSE(std::isnan(out[static_cast<std::size_t>(e)])) << "element " << e;
+  }
+}
+
 // With q = 0 every weight of a row is 1/Sk, and with v = 1 out is the mean of the row's dropout
 // factors: 1 in expectation, 1/(1-p) times the kept fraction.
 TEST(AttentionDropout, KeepsOneMinusPOfTheWeights) {
