@@ -130,6 +130,31 @@ void add_masked_forwards(const BenchContext& ctx, std::vector<BenchCase>& cases,
                    attention_flops(b, h, s, s, d, false, 2)});
 }
 
+// Dropout on the weights (dropout_p 0.1, the default generator): cuDNN's SDPA does not take it
+// (its dropout stream is not ferrite's), so F16/BF16 at D = 64 and 128 run the own tensor-core
+// kernels (attention_half_mma_fwd.cu, attention_half_mma_bwd.cu, one Philox group a lane per four
+// weights: attention_dropout_lanes.hpp). `name`_dropout_fwd draws anew each call;
+// `name`_dropout_bwd replays one forward's draw. FLOPs as the undropped problem's.
+void add_dropout(const BenchContext& ctx, std::vector<BenchCase>& cases, const std::string& name, std::int64_t b,
+                 std::int64_t h, std::int64_t s, std::int64_t d, bool causal, unsigned seed) {
+  const std::string shape = "B=" + std::to_string(b) + " H=" + std::to_string(h) + " S=" + std::to_string(s) +
+                            " D=" + std::to_string(d) + (causal ? " causal" : "") + " dropout 0.1";
+  auto q = ctx.random({b, h, s, d}, DType::BF16, seed), k = ctx.random({b, h, s, d}, DType::BF16, seed + 1);
+  auto v = ctx.random({b, h, s, d}, DType::BF16, seed + 2), go = ctx.random({b, h, s, d}, DType::BF16, seed + 3);
+  const nn::AttentionOptions o{.causal = causal, .dropout_p = 0.1};
+  cases.push_back({name + "_fwd", shape, 0, [=] { (void)nn::scaled_dot_product_attention(*q, *k, *v, o); }, false,
+                   attention_flops(b, h, s, s, d, causal, 2)});
+  auto fwd = std::make_shared<nn::AttentionResult>(nn::scaled_dot_product_attention(*q, *k, *v, o));
+  ctx.keep->push_back(fwd);
+  nn::AttentionOptions replay = o;
+  replay.dropout_state = fwd->dropout_state;
+  cases.push_back({name + "_bwd", shape, 0,
+                   [=] {
+                     (void)nn::scaled_dot_product_attention_backward(*go, *q, *k, *v, fwd->out, fwd->logsumexp, replay);
+                   },
+                   false, attention_flops(b, h, s, s, d, causal, 5)});
+}
+
 void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
   const bool full = ctx.full_size();
   for (DType dtype : {DType::BF16, DType::F16, DType::F32}) {
@@ -154,6 +179,8 @@ void attention_cases(const BenchContext& ctx, std::vector<BenchCase>& cases) {
                            .hkv = full ? 8 : 1, .s = full ? 4096 : 64, .causal = true, .seed = 57});
   add_projection_views(ctx, cases, "sdpa_bf16_gpt2_qkv", full ? 16 : 1, full ? 12 : 2, full ? 1024 : 64, 64, 53);
   add_masked_forwards(ctx, cases, "sdpa_bf16", full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 128, 61);
+  add_dropout(ctx, cases, "sdpa_bf16_dropout", full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 128, false, 65);
+  add_dropout(ctx, cases, "sdpa_bf16_causal_dropout", full ? 8 : 1, full ? 16 : 2, full ? 4096 : 64, 128, true, 69);
   // Decoding: one new query against a KV cache, grouped-query heads 32/8.
   const std::int64_t db = full ? 64 : 2, dk = full ? 8192 : 128, d = 128;
   auto q = ctx.random({db, 32, 1, d}, DType::BF16, 35);

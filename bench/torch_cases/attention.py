@@ -123,6 +123,24 @@ def _masked_forwards(out, name, b, h, s, d, rand):
             out.append(Case(name + "_keypad_bwd", bwd, flops=_flops(b, h, s, s, d, False, 5)))
 
 
+def _dropout(out, name, b, h, s, d, causal, rand):
+    # Twin of add_dropout: dropout_p 0.1 on the weights (PyTorch's own stream; its backward replays
+    # the forward's mask from the saved graph), inputs that require grad, as _problem's.
+    q, k, v = (rand(b, h, s, d, dtype=torch.bfloat16).requires_grad_() for _ in range(3))
+    go = rand(b, h, s, d, dtype=torch.bfloat16)
+
+    def attend(q=q, k=k, v=v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=causal, dropout_p=0.1)
+
+    out.append(Case(name + "_fwd", attend, flops=_flops(b, h, s, s, d, causal, 2)))
+    o = attend()
+
+    def bwd(o=o, q=q, k=k, v=v, go=go):
+        return torch.autograd.grad(o, (q, k, v), go, retain_graph=True)
+
+    out.append(Case(name + "_bwd", bwd, flops=_flops(b, h, s, s, d, causal, 5)))
+
+
 def cases(quick):
     dev = torch.device("cuda")
     full = not quick
@@ -149,6 +167,9 @@ def cases(quick):
     _problem(out, "sdpa_bf16_gqa_causal", torch.bfloat16, b, h, s, 128, True, False, rand, hkv=hkv)
     _projection_views(out, "sdpa_bf16_gpt2_qkv", *((16, 12, 1024) if full else (1, 2, 64)), 64, rand)
     _masked_forwards(out, "sdpa_bf16", *((8, 16, 4096) if full else (1, 2, 64)), 128, rand)
+    for causal in (False, True):
+        _dropout(out, "sdpa_bf16" + ("_causal" if causal else "") + "_dropout", *((8, 16, 4096) if full else (1, 2, 64)),
+                 128, causal, rand)
     d = 128
     db, dk = (64, 8192) if full else (2, 128)
     q = rand(db, 32, 1, d, dtype=torch.bfloat16)

@@ -33,8 +33,9 @@ struct Spec {
   // the 16-byte grid): their buffer() is a copy, so they must be computed apart and copied in
   // (the front end once wrote them into that copy, and the caller's tensors kept their values).
   bool offset_grads = false;
-  // Dropout on the attention weights (AttentionOptions::dropout_p); on CUDA these run on the
-  // general kernels (cuDNN's dropout stream is not ferrite's).
+  // Dropout on the attention weights (AttentionOptions::dropout_p); on CUDA never on cuDNN
+  // (its dropout stream is not ferrite's): F16/BF16 with D = Dv in {64, 128} on the tensor-core
+  // kernels, the rest on the general kernels.
   double dropout = 0;
 };
 
@@ -111,6 +112,14 @@ const std::vector<Spec>& specs() {
       // dq 0) and no batch.
       {"dropout_keys0", 1, 2, 2, 3, 0, 32, 32, false, 0, std::nan(""), false, false, 0.5},
       {"dropout_batch0", 0, 2, 2, 4, 4, 32, 32, false, 0, std::nan(""), false, false, 0.5},
+      // F16/BF16 tensor-core dropout (attention_half_mma_*.cu): Sk a multiple of 4 (lanes share
+      // Philox groups) over several row and key tiles with GQA, Sk odd with causal, a Bool
+      // key-padding mask, and an additive mask with an -inf row. dropout_causal_gqa,
+      // dropout_decode and dropout_d128 above reach them too (Sk 40, 130 and 70).
+      {"dropout_tc_gqa_d64_s200", 2, 4, 2, 130, 200, 64, 64, false, 0, std::nan(""), false, false, 0.15},
+      {"dropout_tc_causal_d128_sk77", 1, 2, 2, 77, 77, 128, 128, true, 0, std::nan(""), false, false, 0.4},
+      {"dropout_tc_key_padding_d64", 2, 4, 1, 40, 64, 64, 64, false, 3, std::nan(""), false, false, 0.3},
+      {"dropout_tc_additive_d128", 1, 2, 2, 40, 96, 128, 128, false, 2, std::nan(""), false, false, 0.2},
   };
   return s;
 }

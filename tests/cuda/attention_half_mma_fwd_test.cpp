@@ -57,10 +57,11 @@ struct Case {
   bool causal;
   AttentionMaskKind mask;
   MaskShape keep;
+  double dropout = 0;  // dropout_p of the weights, at a fixed draw (attention_test::with_dropout)
   std::string what() const {
     std::string s = "B " + std::to_string(b) + " Hq " + std::to_string(hq) + " Hkv " + std::to_string(hkv) + " Sq " +
                     std::to_string(sq) + " Sk " + std::to_string(sk) + " D " + std::to_string(d) +
-                    (causal ? " causal" : "");
+                    (causal ? " causal" : "") + (dropout > 0 ? " dropout " + std::to_string(dropout) : "");
     if (mask == AttentionMaskKind::None) return s;
     s += mask == AttentionMaskKind::Bool ? " bool mask [" : " additive mask [";
     s += std::string(keep.b ? "B," : "1,") + (keep.h ? "H," : "1,") + (keep.i ? "Sq," : "1,") + (keep.j ? "Sk]" : "1]");
@@ -82,7 +83,9 @@ struct Problem {
 attention_test::Problem shape_of(const Case& c) { return {c.b, c.hq, c.hkv, c.sq, c.sk, c.d, c.causal}; }
 
 AttentionDesc desc_of(const Problem& p) {
-  return attention_test::desc_of(shape_of(p.c), p.half, p.c.mask, p.mstr);
+  AttentionDesc d = attention_test::desc_of(shape_of(p.c), p.half, p.c.mask, p.mstr);
+  attention_test::with_dropout(d, p.c.dropout);
+  return d;
 }
 
 // Random inputs rounded to `half`; the mask: Bool true with probability 0.7, additive -inf with
@@ -145,7 +148,8 @@ Result run(const Problem& p, bool mma) {
 }
 
 // Per output element: T = sum_j (P_j / l) |v_jc| and A = sum_j |v_jc| over the visible keys (host,
-// double, the mask's values as the kernels read them); -1 marks a fully masked row.
+// double, the mask's values as the kernels read them); -1 marks a fully masked row. With dropout
+// T and A are times c = 1 / (1 - p): a weight's factor is 0 or c, and P_j c is what is rounded.
 void term_sums(const Problem& p, std::vector<double>& t, std::vector<double>& a) {
   const Case& c = p.c;
   const std::int64_t D = c.d, group = c.hq / c.hkv;
@@ -178,9 +182,10 @@ void term_sums(const Problem& p, std::vector<double>& t, std::vector<double>& a)
         }
         double l = 0;
         for (double& x : s) l += (x = std::exp(x - mx));
+        const double drop = c.dropout >= 1 ? 0.0 : c.dropout > 0 ? 1.0 / (1.0 - c.dropout) : 1.0;  // p = 1: out 0
         for (std::int64_t j = 0; j < c.sk; ++j)
           for (std::int64_t e = 0; e < D; ++e) {
-            const double v = std::abs(static_cast<double>(p.vh[ko + j * D + e]));
+            const double v = drop * std::abs(static_cast<double>(p.vh[ko + j * D + e]));
             t[qo + e] += s[static_cast<std::size_t>(j)] / l * v;
             a[qo + e] += v;
           }
@@ -235,7 +240,7 @@ constexpr MaskShape kKeyPad{true, false, false, true}, kFull{true, true, true, t
     kHeadsKeys{false, true, false, true}, kRowsOnly{false, false, true, false};
 constexpr auto kNone = AttentionMaskKind::None, kBool = AttentionMaskKind::Bool, kAdd = AttentionMaskKind::Additive;
 
-// The routing predicate needs no device: F16/BF16, D = Dv in {64, 128}, any mask, dense, q, k, v
+// The routing predicate needs no device: F16/BF16, D = Dv in {64, 128}, any mask, dropout or not, dense, q, k, v
 // and out on the 16-byte grid, row tiles within grid y.
 TEST(HalfMmaForwardFits, TakesHalfTypesMaskedOrNot) {
   alignas(16) static std::uint16_t storage[16];
@@ -257,6 +262,9 @@ TEST(HalfMmaForwardFits, TakesHalfTypesMaskedOrNot) {
         EXPECT_FALSE(attention::half_mma_forward_fits(desc_of(pr), p)) << "65536 row tiles, " << pr.c.what();
       }
   pr.c.sq = 77;
+  pr.c.dropout = 0.3;
+  EXPECT_TRUE(attention::half_mma_forward_fits(desc_of(pr), p)) << "dropout";
+  pr.c.dropout = 0;
   pr.c.d = 80;
   EXPECT_FALSE(attention::half_mma_forward_fits(desc_of(pr), p)) << "D = 80";
   pr.c.d = 64;
@@ -305,6 +313,26 @@ TEST_F(HalfMmaForward, AgreesWithTheSimtForward) {
         if (dead && c.mask == kNone) continue;
         expect_agrees(make(c, half, seed++, dead, false));
       }
+}
+
+// Dropout (the kDropout instantiations) against the SIMT forward at the same draw: Sk a multiple
+// of 4 (the lanes share Philox groups, attention_dropout_lanes.hpp) and not (one group a score),
+// causal, GQA, several row and key tiles, masks, p = 1 (out 0, logsumexp as without dropout). A
+// weight the two forwards dropped differently would move out by a whole term c P_j v_j / l.
+TEST_F(HalfMmaForward, DropoutAgreesWithTheSimtForward) {
+  const std::vector<Case> cases{
+      {2, 2, 2, 77, 200, 64, false, kNone, {}, 0.2},
+      {1, 3, 3, 300, 300, 128, true, kNone, {}, 0.5},
+      {2, 4, 2, 130, 77, 64, true, kNone, {}, 0.1},
+      {1, 4, 1, 77, 128, 128, false, kNone, {}, 0.3},
+      {1, 2, 2, 8, 1000, 128, false, kNone, {}, 0.2},
+      {2, 4, 2, 200, 256, 128, false, kBool, kKeyPad, 0.25},
+      {2, 2, 2, 40, 130, 64, true, kAdd, kHeadsKeys, 0.3},
+      {1, 2, 2, 64, 64, 64, false, kNone, {}, 1.0},
+  };
+  unsigned seed = 200;
+  for (const Case& c : cases)
+    for (const DType half : {DType::BF16, DType::F16}) expect_agrees(make(c, half, seed++, false, false));
 }
 
 // A NaN in q (row 3 of head 0), k (the last key of the last key/value head) and, additive, the

@@ -92,16 +92,21 @@ struct Inputs {
   DType half;
   Tensor q, k, v, go, out, lse;
   Mask mask;
+  double dropout = 0;  // dropout_p of the weights (a fixed draw: attention_test::with_dropout)
 };
 
 AttentionDesc desc_of(const Inputs& in, DType dtype) {
-  if (in.mask.kind == AttentionMaskKind::None) return desc_of(in.pr, dtype);
-  return desc_of(in.pr, dtype, in.mask.kind, mask_strides(in.pr, in.mask.shape));
+  AttentionDesc d = in.mask.kind == AttentionMaskKind::None
+                        ? desc_of(in.pr, dtype)
+                        : desc_of(in.pr, dtype, in.mask.kind, mask_strides(in.pr, in.mask.shape));
+  attention_test::with_dropout(d, in.dropout);
+  return d;
 }
 
-// With a mask (mask.kind not None) the forward is the general SIMT one (attention::forward: the
-// tiled forward takes no mask), whose out and logsumexp the masked backward then reads.
-Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tensor go, Mask mask = {}) {
+// With a mask (mask.kind not None) or dropout the forward is the general SIMT one
+// (attention::forward: the tiled forward takes neither), whose out and logsumexp the backward then reads.
+Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tensor go, Mask mask = {},
+               double dropout = 0) {
   const Device gpu = Device::cuda(0);
   Inputs in{pr,
             half,
@@ -111,7 +116,8 @@ Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tens
             std::move(go),
             zeros({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu),
             zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu),
-            std::move(mask)};
+            std::move(mask),
+            dropout};
   if (pr.sq == 0) return in;  // nothing to run forward: the dk/dv kernels read none of them
   const AttentionDesc d = desc_of(in, DType::F32);
   Tensor out = empty({pr.b, pr.hq, pr.sq, pr.d}, DType::F32, gpu);
@@ -119,7 +125,7 @@ Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tens
   const attention::Pointers p =
       forward_pointers(in.q, in.k, in.v, masked ? in.mask.values.data_ptr() : nullptr, out, in.lse);
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  if (masked) {
+  if (masked || dropout > 0) {
     attention::forward(d, p, stream0());
   } else {
     EXPECT_TRUE(attention::tiled_forward_f32_fits(d, p));
@@ -131,8 +137,8 @@ Inputs prepare(const Problem& pr, DType half, Tensor q, Tensor k, Tensor v, Tens
 }
 
 // The SIMT tiled backward on the F32 values (after delta_kernel, through attention::backward's
-// own delta), gradients starting as NaN so an unwritten element shows. Masked: the general
-// SIMT backward (attention::backward itself: the tiled kernels take no mask).
+// own delta), gradients starting as NaN so an unwritten element shows. Masked or with dropout:
+// the general SIMT backward (attention::backward itself: the tiled kernels take neither).
 Grads reference(const Inputs& in) {
   const Problem& pr = in.pr;
   const Device gpu = Device::cuda(0);
@@ -141,8 +147,8 @@ Grads reference(const Inputs& in) {
   const Tensor delta = zeros({pr.b, pr.hq, pr.sq}, DType::F32, gpu);
   attention::Pointers p = backward_pointers(in.q, in.k, in.v, in.out, in.go, in.lse, delta, g);
   EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
-  if (in.mask.kind != AttentionMaskKind::None) {
-    p.mask = in.mask.values.data_ptr();
+  if (in.mask.kind != AttentionMaskKind::None || in.dropout > 0) {
+    if (in.mask.kind != AttentionMaskKind::None) p.mask = in.mask.values.data_ptr();
     EXPECT_FALSE(attention::tiled_backward_f32_fits(d, p));
     attention::backward(d, p, stream0());
     EXPECT_EQ(cudaStreamSynchronize(stream0()), cudaSuccess);
@@ -179,7 +185,9 @@ Grads run_half(const Inputs& in) {
 // host in double from in's values over the visible (row, key) pairs: dq_ic: terms scale dS_ij
 // k_jc; dk_jc: scale dS_ij q_ic over the group's query heads and rows i; dv_jc: P_ij dO_ic. P and
 // dS as the reference computes them (softmax over the visible keys, delta = dO . out with in's
-// rounded out); a NaN input makes the sums it reaches NaN.
+// rounded out); a NaN input makes the sums it reaches NaN. With dropout (factor f in {0, c},
+// c = 1 / (1 - p)) the terms use the bounds |f P dO| <= c P |dO| and |P (f dP - delta)| <=
+// P (c |dP| + |delta|), whatever the weight's draw.
 struct Sums {
   std::vector<double> t, b;
 };
@@ -205,6 +213,7 @@ TermSums term_sums(const Inputs& in) {
   auto sums = [](std::size_t n) { return Sums{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)}; };
   TermSums s{sums(q.size()), sums(k.size()), sums(v.size())};
   std::vector<double> p(static_cast<std::size_t>(pr.sk));
+  const double c = in.dropout > 0 ? 1.0 / (1.0 - in.dropout) : 1.0;
   attention_test::for_each_query_row(pr, [&](const attention_test::QueryRow& r) {
     double mx = -INFINITY, l = 0, delta = 0;
     for (std::int64_t j = 0; j < r.keys; ++j) {
@@ -218,14 +227,16 @@ TermSums term_sums(const Inputs& in) {
     for (std::int64_t c = 0; c < D; ++c) delta += static_cast<double>(go[r.q_at(c)]) * out[r.q_at(c)];
     for (std::int64_t j = 0; j < r.keys; ++j) {
       if (p[static_cast<std::size_t>(j)] == 0.0 && bias(r.b, r.h, r.i, j) == -INFINITY) continue;  // hidden: no term
-      const double pj = p[static_cast<std::size_t>(j)] / l, dsj = std::abs(pj * (r.dot(go, v, j) - delta));
+      const double pj = p[static_cast<std::size_t>(j)] / l;
+      const double dsj = in.dropout > 0 ? pj * (c * std::abs(r.dot(go, v, j)) + std::abs(delta))
+                                        : std::abs(pj * (r.dot(go, v, j) - delta));
       for (std::int64_t c = 0; c < D; ++c) {
         const std::size_t ei = r.q_at(c), ej = r.kv_at(j, c);
         s.dq.t[ei] += scale * dsj * std::abs(k[ej]);
         s.dq.b[ei] += scale * std::abs(k[ej]);
         s.dk.t[ej] += scale * dsj * std::abs(q[ei]);
         s.dk.b[ej] += scale * std::abs(q[ei]);
-        s.dv.t[ej] += pj * std::abs(go[ei]);
+        s.dv.t[ej] += c * pj * std::abs(go[ei]);
         s.dv.b[ej] += std::abs(go[ei]);
       }
     }
@@ -309,6 +320,9 @@ TEST(HalfMmaAttentionFits, TakesHalfTypesOfTheTiledShapes) {
     masked.mask_strides[3] = 2;
     EXPECT_FALSE(attention::half_mma_backward_fits(masked, with)) << "key stride 2";
   }
+  AttentionDesc dropped = desc_of(pr, DType::BF16);
+  attention_test::with_dropout(dropped, 0.3);
+  EXPECT_TRUE(attention::half_mma_backward_fits(dropped, p)) << "dropout";
   attention::Pointers off = p;
   off.dk = storage + 1;  // off the 16-byte grid
   EXPECT_FALSE(attention::half_mma_backward_fits(desc_of(pr, DType::BF16), off));
@@ -422,10 +436,45 @@ TEST_F(HalfMmaAttention, MaskedAgreesWithTheSimtBackward) {
         }
 }
 
+// Dropout (the kDropout instantiations) against the general SIMT backward at the same draw:
+// Sk a multiple of 4 (the lanes share Philox groups, attention_dropout_lanes.hpp) and not (one
+// group a score), causal, GQA, several row and key tiles, with and without a mask, p = 0.1 to
+// 0.5. A dropped weight the two backwards disagreed on would move dv by a whole term c P dO.
+TEST_F(HalfMmaAttention, DropoutAgreesWithTheSimtBackward) {
+  const Device gpu = Device::cuda(0);
+  random::Generator generator(109, gpu);
+  std::mt19937 rng(110);
+  struct DropoutCase {
+    Problem pr;
+    AttentionMaskKind kind;
+    double p;
+  };
+  const auto none = AttentionMaskKind::None, boolean = AttentionMaskKind::Bool, add = AttentionMaskKind::Additive;
+  for (const DropoutCase& c : {DropoutCase{{2, 4, 2, 130, 200, 64, false}, none, 0.2},
+                               DropoutCase{{1, 3, 3, 130, 128, 128, true}, none, 0.5},
+                               DropoutCase{{2, 4, 2, 130, 77, 64, true}, none, 0.1},
+                               DropoutCase{{1, 4, 1, 77, 70, 128, false}, none, 0.3},
+                               DropoutCase{{2, 2, 2, 70, 96, 64, false}, boolean, 0.25},
+                               DropoutCase{{1, 2, 1, 40, 130, 128, true}, add, 0.3}})
+    for (const DType half : {DType::BF16, DType::F16}) {
+      const Problem& pr = c.pr;
+      auto make = [&](Shape s) { return half_values(std::move(s), true, half, gpu, generator); };
+      Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
+      Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
+      Mask mask = c.kind == none ? Mask{} : draw_mask(pr, c.kind, MaskShape::batch_keys, half, rng);
+      const std::string name = (c.kind == none ? std::string("no mask") : mask_name(mask)) + ", dropout " +
+                               std::to_string(c.p) + ", " + name_of(pr);
+      const Inputs in =
+          prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask), c.p);
+      expect_agrees(in, name);
+    }
+}
+
 // Small problems through the half kernels only (no SIMT reference), each twice: finite
 // gradients, the same bits both times. Sized for compute-sanitizer's racecheck, under which
 // the tests above do not finish in minutes (session 13): every kernel variant (D = 64 and 128;
-// no mask, causal, Bool and additive masks; GQA; ragged tiles; both dtypes) runs a few blocks.
+// no mask, causal, Bool and additive masks; GQA; ragged tiles; both dtypes; with dropout and
+// without) runs a few blocks.
 //   compute-sanitizer --tool racecheck build-gpu/tests/ferrite_cuda_tests \
 //     --gtest_filter='HalfMmaAttention.SmallProblemsRepeat'
 TEST_F(HalfMmaAttention, SmallProblemsRepeat) {
@@ -435,15 +484,17 @@ TEST_F(HalfMmaAttention, SmallProblemsRepeat) {
   for (const Problem& pr : {Problem{1, 2, 1, 70, 90, 64, true}, Problem{1, 2, 2, 130, 77, 128, false}})
     for (const AttentionMaskKind kind :
          {AttentionMaskKind::None, AttentionMaskKind::Bool, AttentionMaskKind::Additive})
-      for (const DType half : {DType::BF16, DType::F16}) {
+      for (const DType half : {DType::BF16, DType::F16})
+        for (const double dropout : {0.0, 0.3}) {
         auto make = [&](Shape s) { return half_values(std::move(s), true, half, gpu, generator); };
         Tensor q = make({pr.b, pr.hq, pr.sq, pr.d}), go = make({pr.b, pr.hq, pr.sq, pr.d});
         Tensor k = make({pr.b, pr.hkv, pr.sk, pr.d}), v = make({pr.b, pr.hkv, pr.sk, pr.d});
         Mask mask = kind == AttentionMaskKind::None ? Mask{} : draw_mask(pr, kind, MaskShape::batch_keys, half, rng);
         const std::string what = std::string(dtype_name(half)) + ", " +
                                  (kind == AttentionMaskKind::None ? std::string("no mask") : mask_name(mask)) + ", " +
-                                 name_of(pr);
-        const Inputs in = prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask));
+                                 (dropout > 0 ? "dropout, " : "") + name_of(pr);
+        const Inputs in =
+            prepare(pr, half, std::move(q), std::move(k), std::move(v), std::move(go), std::move(mask), dropout);
         const Grads got = run_half(in), again = run_half(in);
         const std::array<std::pair<const char*, const Tensor*>, 3> grads{
             {{"dq", &got.dq}, {"dk", &got.dk}, {"dv", &got.dv}}};

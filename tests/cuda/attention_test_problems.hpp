@@ -27,6 +27,7 @@
 #include "conformance/conformance.hpp"
 #include "cuda/attention/attention_kernels.cuh"
 #include "ferrite/backend_families/attention_ops.hpp"
+#include "frontend/dropout_draw.hpp"
 #include "ferrite/cuda.hpp"
 #include "ferrite/ferrite.hpp"
 
@@ -74,6 +75,16 @@ inline AttentionDesc desc_of(const Problem& pr, DType dtype, AttentionMaskKind k
   d.mask = kind;
   d.mask_strides = strides;
   return d;
+}
+
+/// Dropout of probability p (none when 0) on d's weights at a fixed draw (seed, offset): the
+/// threshold and scale the front end derives from p (frontend/dropout_draw.hpp).
+inline void with_dropout(AttentionDesc& d, double p) {
+  if (p <= 0) return;
+  d.dropout_seed = 0x5eed0fa77e7710ull;
+  d.dropout_offset = 12;
+  d.dropout_threshold = frontend::dropout_threshold(p);
+  d.dropout_scale = frontend::dropout_scale(p);
 }
 
 /// "B 2 Hq 4 Hkv 2 Sq 130 Sk 77 D 64 causal".

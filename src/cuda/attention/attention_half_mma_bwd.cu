@@ -61,6 +61,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "cuda/attention/attention_dropout_lanes.cuh"
 #include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/attention/attention_half_mma.cuh"
 #include "cuda/attention/attention_half_mma_fragments.hpp"
@@ -182,8 +183,9 @@ template <AttentionMaskKind kMask>
 constexpr std::size_t kMaskTileBytes =
     kMask == AttentionMaskKind::None ? 0 : 2 * kTile * kMaskTileStride * sizeof(MaskElem<kMask>);
 
-template <int D, bool kBf16, AttentionMaskKind kMask>
-__global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledShape s, MaskStrides ms) {
+template <int D, bool kBf16, AttentionMaskKind kMask, bool kDropout>
+__global__ void __launch_bounds__(kThreads, 1)
+    half_dq_kernel(Pointers p, TiledShape s, MaskStrides ms, dropout::Params drop) {
   using L = DqLayout<D>;
   constexpr bool kMasked = kMask != AttentionMaskKind::None;
   constexpr bool kAdditive = kMask == AttentionMaskKind::Additive;
@@ -273,9 +275,19 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
 
     // dS = P (dP - delta) into sd[0]; hidden scores 0. Register i of n-tile j: own row
     // row0 + 8 (i >> 1), key 8j + 2q + (i & 1) of the warp's half (c_row, c_col, score_row).
-    // Masked: mraw holds every hiding condition (kHiddenRaw where not read).
+    // Masked: mraw holds every hiding condition (kHiddenRaw where not read). Dropout: dL/dP is
+    // the weight's factor times dO . v (sd[1] scaled in place), delta unchanged (dO . out).
+    const std::uint64_t e_row =
+        (static_cast<std::uint64_t>(bh) * s.seq_q + row0) * s.seq_k + kbase + score_row(0, c_col(lane, 0));
 #pragma unroll
-    for (int j = 0; j < kHalf; ++j)
+    for (int j = 0; j < kHalf; ++j) {
+      if constexpr (kDropout) {
+        float f[4];
+        dropout::row_pair_factors(drop, e_row + 8 * j, e_row + 8 * j + 8 * static_cast<std::uint64_t>(s.seq_k), lane,
+                                  f);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sd[1][j][i] *= f[i];
+      }
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
         const int hr = i >> 1;
@@ -295,6 +307,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
           sd[0][j][i] = visible ? prob * (sd[1][j][i] - delta[hr]) : 0.f;
         }
       }
+    }
     second<D, kHalf, kBf16>(acc, sd[0], smem_u32(ks + b_second));
   }
   wait_groups<0>();  // nothing may stay in flight (tiles = 0: Q's and dO's group)
@@ -308,8 +321,14 @@ __global__ void __launch_bounds__(kThreads, 1) half_dq_kernel(Pointers p, TiledS
   }
 }
 
-template <int D, bool kBf16, AttentionMaskKind kMask>
-__global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, TiledShape s, MaskStrides ms) {
+// Dropout in the dk/dv kernel: role 0 hands role 1 the keep bits of its 32 scores a tile (bit
+// 4 j + i: n-tile j, register i), one word a lane, after the mask tiles.
+template <bool kDropout>
+constexpr std::size_t kKeepBitsBytes = kDropout ? (kThreads / 2) * sizeof(unsigned) : 0;
+
+template <int D, bool kBf16, AttentionMaskKind kMask, bool kDropout>
+__global__ void __launch_bounds__(kThreads, 1)
+    half_dkdv_kernel(Pointers p, TiledShape s, MaskStrides ms, dropout::Params drop) {
   using L = DkvLayout<D>;
   constexpr bool kMasked = kMask != AttentionMaskKind::None;
   constexpr bool kAdditive = kMask == AttentionMaskKind::Additive;
@@ -371,6 +390,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
   float4* xs = reinterpret_cast<float4*>(smem_raw + L::kXBytes) + kg * kNT * 32 + lane;
   const int key0 = n0 + 16 * kg + g;  // this lane's keys: key0 and key0 + 8
   const float scale2 = s.scale * kLog2e;
+  unsigned* keep_bits = reinterpret_cast<unsigned*>(smem_raw + L::kBytes + kMaskTileBytes<kMask>) + kg * 32 + lane;
   // Masked: the block's 64 keys x the tile's 64 rows of the mask, staged by all 256 threads
   // (thread: key n0 + x % 64, rows x / 64 + 4n; consecutive threads read consecutive keys) as
   // raw elements, kHiddenRaw where not read (past Sq or Sk, causally hidden), into shared
@@ -465,6 +485,8 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
     // visible's (kFull as there).
     static_assert(c_col(0, 1) == c_col(0, 0) + 1 && c_col(0, 2) == c_col(0, 0) && c_col(0, 0) == 0);
     auto score_grads = [&]<bool kFull, bool kMaskedTile = false>() {
+      [[maybe_unused]] unsigned keeps = 0;
+      if constexpr (kDropout) keeps = *keep_bits;
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
         const float4 pf = xs[32 * j];
@@ -473,6 +495,7 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
         const float de[2] = {dl.x, dl.y};
 #pragma unroll
         for (int i = 0; i < 4; ++i) {
+          if constexpr (kDropout) sc[0][j][i] *= (keeps >> (4 * j + i)) & 1u ? drop.scale : 0.f;  // dL/dP^T
           const float ds = pe[i] * (sc[0][j][i] - de[i & 1]);
           if constexpr (kMaskedTile)
             sc[0][j][i] = pe[i] != kHiddenP ? ds : 0.f;
@@ -518,12 +541,31 @@ __global__ void __launch_bounds__(kThreads, 1) half_dkdv_kernel(Pointers p, Tile
         xs[32 * j] = make_float4(handed[0], handed[1], handed[2], handed[3]);
       }
     };
+    // Dropout, role 0: dV's weights P^T times their factors (0 or 1 / (1 - p)), the keep bits to
+    // role 1 (score (key, row) is element (bh Sq + row) Sk + key: attention_dropout_lanes.hpp).
+    auto drop_weights = [&]() {
+      const std::uint64_t e = (static_cast<std::uint64_t>(head_of(t)) * s.seq_q + i0) * s.seq_k + key0;
+      unsigned keeps = 0;
+#pragma unroll
+      for (int j = 0; j < kNT; ++j) {
+        const unsigned k4 = dropout::key_quad_keeps(
+            drop, e + static_cast<std::uint64_t>(score_row(j, c_col(lane, 0))) * s.seq_k, s.seq_k, lane);
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sc[0][j][i] *= (k4 >> i) & 1u ? drop.scale : 0.f;
+        keeps |= k4 << (4 * j);
+      }
+      *keep_bits = keeps;
+    };
     if constexpr (kMasked) {
       if (role == 0) masked_probabilities();
+      if constexpr (kDropout)
+        if (role == 0) drop_weights();
       __syncthreads();  // P^T visible to role 1
       if (role == 1) score_grads.template operator()<false, true>();
     } else {
       if (role == 0) full ? probabilities.template operator()<true>() : probabilities.template operator()<false>();
+      if constexpr (kDropout)
+        if (role == 0) drop_weights();
       __syncthreads();  // P^T visible to role 1
       if (role == 1) full ? score_grads.template operator()<true>() : score_grads.template operator()<false>();
     }
@@ -549,12 +591,18 @@ void launch_side(const AttentionDesc& d, const Pointers& p, cudaStream_t stream)
   const dim3 grid(static_cast<unsigned>(d.batch * heads), static_cast<unsigned>(row_tiles(rows, kTile)));
   const TiledShape s = tiled_shape_of(d);
   const MaskStrides ms = mask_strides_of(d);
-  auto with_mask = [&]<int D, bool kBf16, AttentionMaskKind kMask>() {
+  const dropout::Params drop = dropout::params_of(d);
+  auto with_dropout = [&]<int D, bool kBf16, AttentionMaskKind kMask, bool kDropout>() {
     if constexpr (kDq)
-      launch_with_smem(half_dq_kernel<D, kBf16, kMask>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s, ms);
+      launch_with_smem(half_dq_kernel<D, kBf16, kMask, kDropout>, grid, kThreads, DqLayout<D>::kBytes, stream, p, s,
+                       ms, drop);
     else
-      launch_with_smem(half_dkdv_kernel<D, kBf16, kMask>, grid, kThreads, DkvLayout<D>::kBytes + kMaskTileBytes<kMask>,
-                       stream, p, s, ms);
+      launch_with_smem(half_dkdv_kernel<D, kBf16, kMask, kDropout>, grid, kThreads,
+                       DkvLayout<D>::kBytes + kMaskTileBytes<kMask> + kKeepBitsBytes<kDropout>, stream, p, s, ms, drop);
+  };
+  auto with_mask = [&]<int D, bool kBf16, AttentionMaskKind kMask>() {
+    d.has_dropout() ? with_dropout.template operator()<D, kBf16, kMask, true>()
+                    : with_dropout.template operator()<D, kBf16, kMask, false>();
   };
   auto with = [&]<int D, bool kBf16>() {
     switch (d.mask) {
@@ -580,7 +628,7 @@ bool half_mma_backward_fits(const AttentionDesc& d, const Pointers& p) {
       d.mask == AttentionMaskKind::None ||
       (p.mask != nullptr && d.mask_strides[0] >= 0 && d.mask_strides[1] >= 0 && d.mask_strides[2] >= 0 &&
        d.mask_strides[3] >= 0 && d.mask_strides[2] <= (std::int64_t{1} << 24) && d.mask_strides[3] <= 1);
-  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && mask_ok && !d.has_dropout() &&
+  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && mask_ok &&
          d.head_dim == d.value_dim && (d.head_dim == 64 || d.head_dim == 128) &&
          row_tiles(d.seq_q, kTile) <= kMaxGridY && row_tiles(d.seq_k, kTile) <= kMaxGridY &&
          d.batch * d.heads_q <= kMaxGridX && d.dense() && aligned16(p.q) && aligned16(p.k) && aligned16(p.v) &&

@@ -59,6 +59,7 @@
 //   python3 bench/compare_torch.py build-gpu/ferrite --filter 'sdpa_bf16_keypad_fwd,sdpa_bf16_addmask_fwd'
 #include <cstdint>
 
+#include "cuda/attention/attention_dropout_lanes.cuh"
 #include "cuda/attention/attention_f32_tiled.cuh"
 #include "cuda/attention/attention_half_mma.cuh"
 #include "cuda/attention/attention_half_mma_fragments.hpp"
@@ -160,10 +161,11 @@ struct ExpLog2 {
   static __device__ __forceinline__ float weight(float x, float base) { return exp2_approx(fmaf(x, kLog2e, -base)); }
 };
 
-template <int D, bool kBf16, int kMask>
+template <int D, bool kBf16, int kMask, bool kDropout>
 __global__ void __launch_bounds__(kThreads, 1)
     half_fwd_kernel(const u16* __restrict__ q, const u16* __restrict__ k, const u16* __restrict__ v,
-                    u16* __restrict__ out, float* __restrict__ logsumexp, TiledShape s, MaskArgs mk) {
+                    u16* __restrict__ out, float* __restrict__ logsumexp, TiledShape s, MaskArgs mk,
+                    dropout::Params drop) {
   using L = FwdLayout<D, kMask>;
   constexpr int kOTiles = D / 8;  // O's n-tiles
   constexpr unsigned kRowBytes = 2 * kStride<D>;
@@ -274,6 +276,20 @@ __global__ void __launch_bounds__(kThreads, 1)
         for (int j = 0; j < kNT; ++j) mx = fmaxf(mx, fmaxf(sc[j][2 * hr], sc[j][2 * hr + 1]));
         online_softmax_row<ExpLog2>(sc, acc, m[hr], l[hr], hr, mx);
       }
+      // Dropout: the weights enter P V times their factor (0 or 1 / (1 - p)), l without it.
+      // Score (row, key) is element (bh Sq + row) Sk + key (attention_dropout_lanes.hpp).
+      if constexpr (kDropout) {
+        const std::uint64_t e_row =
+            (static_cast<std::uint64_t>(bh) * s.seq_q + row0) * s.seq_k + j0 + score_row(0, c_col(lane, 0));
+        const std::uint64_t below = 8 * static_cast<std::uint64_t>(s.seq_k);  // row + 8
+#pragma unroll
+        for (int j = 0; j < kNT; ++j) {
+          float f[4];
+          dropout::row_pair_factors(drop, e_row + 8 * j, e_row + 8 * j + below, lane, f);
+#pragma unroll
+          for (int i = 0; i < 4; ++i) sc[j][i] *= f[i];
+        }
+      }
 
       // O += P V: P rounded to the dtype as A (k-step J = score n-tiles 2J, 2J + 1: a_from_c),
       // V by ldmatrix.x4.trans (keys as k, dims as n: two n-tiles a load). The same loop as
@@ -317,7 +333,7 @@ __global__ void __launch_bounds__(kThreads, 1)
 }  // namespace
 
 bool half_mma_forward_fits(const AttentionDesc& d, const Pointers& p) {
-  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && !d.has_dropout() && d.head_dim == d.value_dim &&
+  return (d.dtype == DType::BF16 || d.dtype == DType::F16) && d.head_dim == d.value_dim &&
          (d.head_dim == 64 || d.head_dim == 128) && d.dense() && row_tiles(d.seq_q, kRows) <= kMaxGridY &&
          d.seq_k <= (std::int64_t{1} << 30) && d.batch * d.heads_q <= kMaxGridX &&
          (d.mask == AttentionMaskKind::None || p.mask != nullptr || d.seq_k == 0) && aligned16(p.q) && aligned16(p.k) &&
@@ -343,10 +359,14 @@ void half_mma_forward(const AttentionDesc& d, const Pointers& p, cudaStream_t st
     mk.async = ms[3] == 1 && ms[0] % per == 0 && ms[1] % per == 0 && ms[2] % per == 0 && d.seq_k % per == 0 &&
                aligned16(p.mask);
   }
+  const dropout::Params drop = dropout::params_of(d);
   auto with = [&]<int D, bool kBf16, int kMask>() {
-    launch_with_smem(half_fwd_kernel<D, kBf16, kMask>, grid, kThreads, FwdLayout<D, kMask>::kBytes, stream,
-                     static_cast<const u16*>(p.q), static_cast<const u16*>(p.k), static_cast<const u16*>(p.v),
-                     static_cast<u16*>(p.result), static_cast<float*>(p.logsumexp), s, mk);
+    auto launch = [&](auto kernel) {
+      launch_with_smem(kernel, grid, kThreads, FwdLayout<D, kMask>::kBytes, stream, static_cast<const u16*>(p.q),
+                       static_cast<const u16*>(p.k), static_cast<const u16*>(p.v), static_cast<u16*>(p.result),
+                       static_cast<float*>(p.logsumexp), s, mk, drop);
+    };
+    d.has_dropout() ? launch(half_fwd_kernel<D, kBf16, kMask, true>) : launch(half_fwd_kernel<D, kBf16, kMask, false>);
   };
   auto with_mask = [&]<int D, bool kBf16>() {
     switch (d.mask) {
