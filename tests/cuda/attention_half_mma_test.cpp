@@ -213,7 +213,7 @@ TermSums term_sums(const Inputs& in) {
   auto sums = [](std::size_t n) { return Sums{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)}; };
   TermSums s{sums(q.size()), sums(k.size()), sums(v.size())};
   std::vector<double> p(static_cast<std::size_t>(pr.sk));
-  const double c = in.dropout > 0 ? 1.0 / (1.0 - in.dropout) : 1.0;
+  const double drop = in.dropout > 0 ? 1.0 / (1.0 - in.dropout) : 1.0;  // not `c`: the loops' dim index
   attention_test::for_each_query_row(pr, [&](const attention_test::QueryRow& r) {
     double mx = -INFINITY, l = 0, delta = 0;
     for (std::int64_t j = 0; j < r.keys; ++j) {
@@ -228,7 +228,7 @@ TermSums term_sums(const Inputs& in) {
     for (std::int64_t j = 0; j < r.keys; ++j) {
       if (p[static_cast<std::size_t>(j)] == 0.0 && bias(r.b, r.h, r.i, j) == -INFINITY) continue;  // hidden: no term
       const double pj = p[static_cast<std::size_t>(j)] / l;
-      const double dsj = in.dropout > 0 ? pj * (c * std::abs(r.dot(go, v, j)) + std::abs(delta))
+      const double dsj = in.dropout > 0 ? pj * (drop * std::abs(r.dot(go, v, j)) + std::abs(delta))
                                         : std::abs(pj * (r.dot(go, v, j) - delta));
       for (std::int64_t c = 0; c < D; ++c) {
         const std::size_t ei = r.q_at(c), ej = r.kv_at(j, c);
@@ -236,7 +236,7 @@ TermSums term_sums(const Inputs& in) {
         s.dq.b[ei] += scale * std::abs(k[ej]);
         s.dk.t[ej] += scale * dsj * std::abs(q[ei]);
         s.dk.b[ej] += scale * std::abs(q[ei]);
-        s.dv.t[ej] += c * pj * std::abs(go[ei]);
+        s.dv.t[ej] += drop * pj * std::abs(go[ei]);
         s.dv.b[ej] += std::abs(go[ei]);
       }
     }
