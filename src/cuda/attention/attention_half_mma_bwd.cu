@@ -53,6 +53,13 @@
 // need ~40-55% of 1xTF32's. The dk/dv kernel leaves the masks' index arithmetic to ragged and
 // diagonal tiles (`full` below): ~5 instructions a score, more than its exponential.
 //
+// Dropout (kDropout, since session 16; any mask kind): dL/dP = Z dO . v for the weight's factor Z
+// (0 or 1 / (1 - p)), so dS = P (Z dP - delta) and dV = (Z P)^T dO, delta unchanged (dO . out).
+// The dq kernel scales its dP by Z in registers; in the dk/dv kernel role 0 computes the
+// decisions (attention_dropout_lanes.hpp: one Philox group a lane per four weights), scales its
+// P^T for dV, and hands them to role 1 as one 32-bit word a lane (kKeepBitsBytes, after the mask
+// tiles), next to P^T itself.
+//
 // To verify on the GPU (build-gpu: the CUDA build):
 //   build-gpu/tests/ferrite_cuda_tests --gtest_filter='HalfMmaAttention*'
 //   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention*'

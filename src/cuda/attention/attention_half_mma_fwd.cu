@@ -52,6 +52,12 @@
 // Cost per warp and 64-key tile at D = 128: 128 m16n8k16 MMAs (S 64, P V 64), 72 ldmatrix.x4
 // (Q 8, K 32, V 32), 32 exponentials, 16 mask loads, ~200 softmax instructions.
 //
+// Dropout (kDropout, since session 16): after the online softmax each weight is multiplied by its
+// factor (0 or 1 / (1 - p): attention_dropout_lanes.hpp decides, one Philox group a lane per four
+// weights) before it is rounded for P V; l sums the undropped weights, so logsumexp is the one
+// without dropout. The unmasked and masked kernels each have their kDropout twin; without it the code is
+// as before.
+//
 // To verify on the GPU (build-gpu: the CUDA build):
 //   build-gpu/tests/ferrite_cuda_tests --gtest_filter='HalfMmaForward*'
 //   build-gpu/tests/ferrite_conformance --backend=cuda --gtest_filter='*scaled_dot_product_attention*'

@@ -78,7 +78,7 @@ void tiled_backward_dkdv_f32_tf32x3(const AttentionDesc& desc, const Pointers& p
 
 /// The F16/BF16 backward on the tensor cores in the inputs' own dtype (attention_half_mma_bwd.cu:
 /// mma.sync m16n8k16, F32 accumulation, P and dS rounded to the dtype, q/k/v/grad_out read as
-/// they are): F16 or BF16 without dropout, D = Dv in {64, 128}, dense, q, k, v,
+/// they are): F16 or BF16, dropout or not, D = Dv in {64, 128}, dense, q, k, v,
 /// grad_out, dq, dk and dv on the 16-byte grid, row and key tile counts (64 a tile) within grid
 /// y. The dq side after delta_kernel (needs B·Hq·Sq > 0), the dk/dv side needs B·Hkv·Sk > 0;
 /// both read logsumexp and delta as F32. An explicit mask (Bool or additive in the dtype) is
@@ -92,8 +92,8 @@ bool backward_half_mma(const AttentionDesc& desc, const Pointers& p, cudaStream_
 
 /// The F16/BF16 forward on the tensor cores in the inputs' own dtype (attention_half_mma_fwd.cu:
 /// mma.sync m16n8k16, F32 accumulation and online softmax, P rounded to the dtype for P V, out
-/// rounded once, logsumexp F32): F16 or BF16 without dropout, no mask, causal and/or an explicit Bool or additive
-/// mask with any broadcast strides, D = Dv in {64, 128}, dense, q, k, v and out on the 16-byte
+/// rounded once, logsumexp F32): F16 or BF16, dropout or not, no mask, causal and/or an explicit Bool or
+/// additive mask with any broadcast strides, D = Dv in {64, 128}, dense, q, k, v and out on the 16-byte
 /// grid, row tiles (128 a tile) within grid y. half_mma_forward writes nothing when B·Hq·Sq = 0.
 bool half_mma_forward_fits(const AttentionDesc& desc, const Pointers& p);
 void half_mma_forward(const AttentionDesc& desc, const Pointers& p, cudaStream_t stream);

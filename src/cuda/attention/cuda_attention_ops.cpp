@@ -25,7 +25,9 @@
 // Stats +inf so that their gradients are 0);
 // FERRITE_ATTENTION_CUDNN_MASKS=off keeps both off it. A F16/BF16 forward
 // that cuDNN does not take runs on the F16/BF16 tensor-core forward where it fits
-// (forward_in_dtype), else on the general kernels.
+// (forward_in_dtype), else on the general kernels. Dropout never goes to cuDNN (its dropout
+// stream is not ferrite's): F16/BF16 problems with D = Dv in {64, 128} take the tensor-core
+// kernels' dropout instantiations both ways, the rest the general kernels'.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
