@@ -120,6 +120,7 @@ const std::vector<Spec>& specs() {
       {"dropout_tc_causal_d128_sk77", 1, 2, 2, 77, 77, 128, 128, true, 0, std::nan(""), false, false, 0.4},
       {"dropout_tc_key_padding_d64", 2, 4, 1, 40, 64, 64, 64, false, 3, std::nan(""), false, false, 0.3},
       {"dropout_tc_additive_d128", 1, 2, 2, 40, 96, 128, 128, false, 2, std::nan(""), false, false, 0.2},
+      {"dropout_tc_all", 1, 2, 1, 33, 40, 64, 64, true, 0, std::nan(""), false, false, 1.0},  // p = 1
   };
   return s;
 }

@@ -213,7 +213,8 @@ TermSums term_sums(const Inputs& in) {
   auto sums = [](std::size_t n) { return Sums{std::vector<double>(n, 0.0), std::vector<double>(n, 0.0)}; };
   TermSums s{sums(q.size()), sums(k.size()), sums(v.size())};
   std::vector<double> p(static_cast<std::size_t>(pr.sk));
-  const double drop = in.dropout > 0 ? 1.0 / (1.0 - in.dropout) : 1.0;  // not `c`: the loops' dim index
+  // c (named `drop`: the loops' dim index is c); p = 1 drops every weight (dv = 0, and dS = 0 with out = 0).
+  const double drop = in.dropout >= 1 ? 0.0 : in.dropout > 0 ? 1.0 / (1.0 - in.dropout) : 1.0;
   attention_test::for_each_query_row(pr, [&](const attention_test::QueryRow& r) {
     double mx = -INFINITY, l = 0, delta = 0;
     for (std::int64_t j = 0; j < r.keys; ++j) {
@@ -439,7 +440,8 @@ TEST_F(HalfMmaAttention, MaskedAgreesWithTheSimtBackward) {
 // Dropout (the kDropout instantiations) against the general SIMT backward at the same draw:
 // Sk a multiple of 4 (the lanes share Philox groups, attention_dropout_lanes.hpp) and not (one
 // group a score), causal, GQA, several row and key tiles, with and without a mask, p = 0.1 to
-// 0.5. A dropped weight the two backwards disagreed on would move dv by a whole term c P dO.
+// 0.5, and p = 1 (every gradient 0). A dropped weight the two backwards disagreed on would move dv
+// by a whole term c P dO.
 TEST_F(HalfMmaAttention, DropoutAgreesWithTheSimtBackward) {
   const Device gpu = Device::cuda(0);
   random::Generator generator(109, gpu);
@@ -455,7 +457,8 @@ TEST_F(HalfMmaAttention, DropoutAgreesWithTheSimtBackward) {
                                DropoutCase{{2, 4, 2, 130, 77, 64, true}, none, 0.1},
                                DropoutCase{{1, 4, 1, 77, 70, 128, false}, none, 0.3},
                                DropoutCase{{2, 2, 2, 70, 96, 64, false}, boolean, 0.25},
-                               DropoutCase{{1, 2, 1, 40, 130, 128, true}, add, 0.3}})
+                               DropoutCase{{1, 2, 1, 40, 130, 128, true}, add, 0.3},
+                               DropoutCase{{1, 2, 2, 64, 72, 64, true}, none, 1.0}})
     for (const DType half : {DType::BF16, DType::F16}) {
       const Problem& pr = c.pr;
       auto make = [&](Shape s) { return half_values(std::move(s), true, half, gpu, generator); };

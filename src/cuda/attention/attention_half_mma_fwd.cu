@@ -56,7 +56,10 @@
 // factor (0 or 1 / (1 - p): attention_dropout_lanes.hpp decides, one Philox group a lane per four
 // weights) before it is rounded for P V; l sums the undropped weights, so logsumexp is the one
 // without dropout. The unmasked and masked kernels each have their kDropout twin; without it the code is
-// as before.
+// as before. Their budget (ptxas -v, CUDA 13.0, sm_90): 242-244 registers at D = 128, 249-254 at
+// D = 64 (the Philox rounds of all 8 n-tiles unrolled), no spills, no stack. F16: a kept weight
+// times 1 / (1 - p) is rounded to F16 for P V, so p > 1 - 2^-16 (a factor past 65504) would make
+// it inf where the SIMT kernel, which keeps F32 weights, stays finite.
 //
 // To verify on the GPU (build-gpu: the CUDA build):
 //   build-gpu/tests/ferrite_cuda_tests --gtest_filter='HalfMmaForward*'
