@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "core/host_scratch.hpp"
 #include "ferrite/backend.hpp"
 #include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
@@ -437,7 +438,9 @@ Tensor frequencies(const char* name, std::int64_t n, double d, DType dtype, Devi
   FERRITE_CHECK(dtype == DType::F32 || dtype == DType::F64, Unsupported, name, ": dtype ", dtype_name(dtype),
                 " is not supported (F32 or F64)");
   const std::int64_t count = one_sided ? n / 2 + 1 : n;
-  std::vector<double> v(static_cast<std::size_t>(n == 0 ? 0 : count));
+  // host_scratch: an n beyond the host's memory (n = 2^40, or 2^63 - 1, which std::vector
+  // refuses with length_error) is Error(OutOfMemory), never a std exception.
+  std::vector<double> v = detail::host_scratch<double>(n == 0 ? 0 : count, name);
   const double scale = 1.0 / (d * static_cast<double>(n));
   const std::int64_t positive = (n + 1) / 2;  // 0 .. ceil(n/2) - 1
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) {
