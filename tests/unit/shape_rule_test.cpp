@@ -83,6 +83,24 @@ TEST(ShapeRule, OpsOnEmptyTensorsWithHugeDims) {
   EXPECT_EQ(expect_error([&] { (void)sum(x, 0); }, ErrorKind::InvalidArgument, "needs more bytes than an int64"), "");
 }
 
+// chunk into more pieces than a host can hold: the pieces were pushed one by one until memory
+// ran out (chunk(x, 2^62, 1) of an empty [0, 2^40, 1], found by api_fuzz_test, seed 23 call
+// 17829). The count is known first and refused as OutOfMemory. These counts fail before any
+// allocation (under ASan too).
+TEST(ShapeRule, ChunkIntoMorePiecesThanMemoryIsOutOfMemory) {
+  const Tensor x = zeros({0, kHuge, 1});
+  EXPECT_EQ(expect_error([&] { (void)chunk(x, kHuge, 1); }, ErrorKind::OutOfMemory,
+                         "chunk: out of host memory for a scratch buffer of 4611686018427387904 elements"), "");
+  EXPECT_EQ(expect_error([&] { (void)chunk(x, kMax, 1); }, ErrorKind::OutOfMemory, "chunk: out of host memory"), "");
+  EXPECT_EQ(expect_error([&] { (void)chunk(x, kHuge, 0); }, ErrorKind::OutOfMemory, "chunk: out of host memory"), "");
+  const auto pieces = chunk(x, 3, 1);  // pieces of ceil(2^62 / 3), the last one shorter
+  ASSERT_EQ(pieces.size(), 3u);
+  EXPECT_EQ(pieces[2].shape(), (Shape{0, kHuge - 2 * (kHuge / 3 + 1), 1}));
+  const auto small = chunk(arange(std::int64_t(7)), 3, 0);
+  ASSERT_EQ(small.size(), 3u);
+  EXPECT_EQ(small[2].to_vector<std::int64_t>(), (std::vector<std::int64_t>{6}));
+}
+
 // An index_select whose result is empty because of a zero dim beside the selected one: the
 // CPU kernel looped over every (outer, index) pair, copying zero bytes 7 * 2^40 times (found
 // by api_fuzz_test, seed 1, call 89029: x [2^40, 7, 0, 0], dim 2). It returns at once now, and
