@@ -220,6 +220,12 @@ TEST(HostScratch, OpsTurnAFailedScratchAllocationIntoOutOfMemory) {
        }},
       {"matmul", [] { (void)matmul(zeros({200000000, 1}, DType::BF16), zeros({1, 1}, DType::BF16)); }},
       {"prod_backward", [] { (void)prod_backward(zeros({1}, DType::F16), zeros({1, 100000000}, DType::F16), 1); }},
+      // 128 MiB of BF16 q = k = v and out fit, their three 512 MiB copies in double do not.
+      {"scaled_dot_product_attention",
+       [] {
+         const Tensor q = zeros({1, 1, 1 << 20, 64}, DType::BF16);
+         (void)nn::scaled_dot_product_attention(q, q, q);
+       }},
   };
   for (const auto& [name, op] : ops) EXPECT_EXIT(run_with_capped_memory(op), ::testing::ExitedWithCode(0), "") << name;
 }
