@@ -45,6 +45,10 @@
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/common_interface_defs.h>
 #define FERRITE_FUZZ_SANITIZER 1
+// A refused allocation must reach the library as a failed allocation (which it turns into
+// Error(OutOfMemory)), as without AddressSanitizer: ASan's default is to abort the process
+// on an allocation above its limit. ASAN_OPTIONS still overrides this.
+extern "C" const char* __asan_default_options() { return "allocator_may_return_null=1"; }
 #endif
 
 namespace ferrite {
@@ -283,8 +287,21 @@ struct Ctx {
     }
     return v;
   }
+  // Integer elements straight from integers: now and then the type's extremes (MIN / -1,
+  // |MIN|, overflowing sums and products) and shift counts at and past the width.
+  template <class I>
+  Tensor integers(std::int64_t n, const Shape& s) {
+    std::vector<I> v(static_cast<std::size_t>(n));
+    for (auto& x : v)
+      x = one_in(12) ? pick<I>({std::numeric_limits<I>::min(), std::numeric_limits<I>::max(), I(-1), I(0), I(31),
+                                I(32), I(63), I(64)})
+                     : static_cast<I>(one_in(20) ? pick<std::int64_t>({-100, 1000, 1 << 30}) : u(-3, 6));
+    return from_vector(v, s);
+  }
   Tensor dense(DType dtype, const Shape& s) {
     const std::int64_t n = shape_numel(s);
+    if (dtype == DType::I32) return integers<std::int32_t>(n, s);
+    if (dtype == DType::I64) return integers<std::int64_t>(n, s);
     Tensor t = from_vector(values(n, dtype), s);
     return dtype == DType::F64 ? t : t.to(dtype);
   }
