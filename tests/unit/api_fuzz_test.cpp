@@ -260,7 +260,10 @@ struct Ctx {
       if (one_in(3)) d = 1;
     while (!p.empty() && one_in(3)) p.erase(p.begin());
     if (p.size() < 4 && one_in(6)) p.insert(p.begin(), small() % 3 + 1);
-    if (bad(12) && !p.empty()) p[static_cast<std::size_t>(u(0, static_cast<std::int64_t>(p.size()) - 1))] += 1;
+    if (bad(12) && !p.empty()) {  // a dim that does not broadcast (a huge one stays as it is)
+      auto& d = p[static_cast<std::size_t>(u(0, static_cast<std::int64_t>(p.size()) - 1))];
+      if (d < kMaxElements) d += 1;
+    }
     return p;
   }
   // A permutation of 0..n-1, sometimes broken.
