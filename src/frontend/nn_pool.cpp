@@ -57,12 +57,13 @@ std::int64_t pooled_size(std::int64_t in, std::int64_t k, std::int64_t pad, std:
 void check_index_extent(const Pool2dDesc& d, const TooLarge& too_large) {
   using detail::checked_add;
   using detail::checked_mul;
-  (void)checked_add(checked_add(checked_mul(d.oh + 1, d.sh, too_large), checked_mul(d.kh, d.dh, too_large), too_large),
+  const auto plus1 = [&](std::int64_t v) { return checked_add(v, 1, too_large); };
+  (void)checked_add(checked_add(checked_mul(plus1(d.oh), d.sh, too_large), checked_mul(d.kh, d.dh, too_large), too_large),
                     d.ph, too_large);
-  (void)checked_add(checked_add(checked_mul(d.ow + 1, d.sw, too_large), checked_mul(d.kw, d.dw, too_large), too_large),
+  (void)checked_add(checked_add(checked_mul(plus1(d.ow), d.sw, too_large), checked_mul(d.kw, d.dw, too_large), too_large),
                     d.pw, too_large);
-  (void)checked_add(checked_mul(d.h + 1, d.oh, too_large), d.oh, too_large);
-  (void)checked_add(checked_mul(d.w + 1, d.ow, too_large), d.ow, too_large);
+  (void)checked_add(checked_mul(plus1(d.h), d.oh, too_large), d.oh, too_large);
+  (void)checked_add(checked_mul(plus1(d.w), d.ow, too_large), d.ow, too_large);
   (void)checked_mul(d.oh, d.ow, too_large);
 }
 
