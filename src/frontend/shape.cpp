@@ -77,7 +77,10 @@ StridedView make_view(const char* op, const Shape& shape, const std::vector<std:
   v.offset = offset;
   for (std::size_t k = 0; k < shape.size(); ++k) {
     v.sizes[k] = shape[k];
-    v.strides[k] = strides[k];
+    // A dim of one element is never stepped over, so any stride reaches the same elements;
+    // 0 keeps the kernels' odometer, which steps one past the last index (offset + size *
+    // stride), inside int64: a stride near 2^63 overflowed there (UBSan, api_fuzz_test).
+    v.strides[k] = shape[k] == 1 ? 0 : strides[k];
   }
   return v;
 }

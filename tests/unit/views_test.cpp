@@ -165,8 +165,8 @@ TEST(Views, ZeroSizeAndZeroStrideViews) {
 }
 
 // Steps, offsets and strides near 2^63 (found by api_fuzz_test under UBSan, where each of
-// these overflowed int64): a dim of at most one element keeps its input stride, and an offset
-// is compared before it is negated.
+// these overflowed int64): a dim of at most one element keeps its input stride, an offset is
+// compared before it is negated, and a strided copy's one-element dims step by 0.
 TEST(Views, StepsOffsetsAndStridesNear2To63AreDefined) {
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
@@ -182,6 +182,8 @@ TEST(Views, StepsOffsetsAndStridesNear2To63AreDefined) {
   EXPECT_EQ(x.diagonal(-2).to_vector<std::int64_t>(), (std::vector<std::int64_t>{8}));
   const Tensor one = arange(std::int64_t(4)).as_strided({1, 1}, {kMax, 1}, 2);  // stride sum overflows
   EXPECT_EQ(one.diagonal().to_vector<std::int64_t>(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(strided_copy(arange(std::int64_t(4)), {1, 2}, {kMax, 1}, 1).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{1, 2}));
 }
 
 TEST(Views, StorageOutlivesItsFirstOwnerThroughAView) {
