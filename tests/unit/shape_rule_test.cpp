@@ -83,6 +83,17 @@ TEST(ShapeRule, OpsOnEmptyTensorsWithHugeDims) {
   EXPECT_EQ(expect_error([&] { (void)sum(x, 0); }, ErrorKind::InvalidArgument, "needs more bytes than an int64"), "");
 }
 
+// unfold of an empty tensor's 2^63 - 1 dim into windows of size 0: 2^63 windows, one more
+// than an int64 counts (the count overflowed; UBSan, api_fuzz_test).
+TEST(ShapeRule, UnfoldWithMoreWindowsThanAnInt64IsAnError) {
+  const Tensor x = zeros({0, kMax});
+  EXPECT_EQ(expect_error([&] { (void)x.unfold(1, 0, 1); }, ErrorKind::InvalidArgument,
+                         "unfold: dim 1 of [0, 9223372036854775807] F32 cpu has more windows of size 0 than an int64"),
+            "");
+  EXPECT_EQ(x.unfold(1, 0, 2).shape(), (Shape{0, kMax / 2 + 1, 0}));
+  EXPECT_EQ(x.unfold(1, 1, 1).shape(), (Shape{0, kMax, 1}));
+}
+
 // chunk into more pieces than a host can hold: the pieces were pushed one by one until memory
 // ran out (chunk(x, 2^62, 1) of an empty [0, 2^40, 1], found by api_fuzz_test, seed 23 call
 // 17829). The count is known first and refused as OutOfMemory. These counts fail before any
