@@ -8,6 +8,7 @@
 #include <numeric>
 #include <string>
 
+#include "core/extent.hpp"
 #include "core/host_scratch.hpp"
 #include "ferrite/backend.hpp"
 #include "ferrite/shape.hpp"
@@ -352,7 +353,15 @@ Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
   double signal = resize_to_plan(op, y, p, p.dims.size() - 1);
   // The last dim holds n / 2 + 1 of the output's n (default: 2 (extent - 1)) points.
   const std::int64_t last = p.dims.back();
-  const std::int64_t last_n = p.n.back() != -1 ? p.n.back() : 2 * (y.size(last) - 1);
+  // 2 (extent - 1), checked: an extent near 2^62 (an empty input's dim) overflowed it (UBSan,
+  // api_fuzz_test).
+  const std::int64_t last_n =
+      p.n.back() != -1 ? p.n.back()
+                       : detail::checked_mul(2, y.size(last) - 1, [&] {
+                           return std::string(name_of(op)) + ": the default output length 2 * (" +
+                                  std::to_string(y.size(last)) + " - 1) of dim " + std::to_string(last) +
+                                  " overflows int64";
+                         });
   checked_length(op, last_n, last);
   y = resize_dim(y, last, last_n / 2 + 1);
   signal *= static_cast<double>(last_n);

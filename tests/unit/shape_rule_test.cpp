@@ -94,6 +94,16 @@ TEST(ShapeRule, UnfoldWithMoreWindowsThanAnInt64IsAnError) {
   EXPECT_EQ(x.unfold(1, 1, 1).shape(), (Shape{0, kMax, 1}));
 }
 
+// irfft's default length 2 (n - 1) of an empty tensor's 2^63 - 1 dim overflowed int64
+// (UBSan, api_fuzz_test).
+TEST(ShapeRule, InverseRealFftDefaultLengthOverflowIsAnError) {
+  const Tensor x = zeros({0, kMax}, DType::C64);
+  EXPECT_EQ(expect_error([&] { (void)fft::irfft(x); }, ErrorKind::InvalidArgument,
+                         "irfft: the default output length 2 * (9223372036854775807 - 1) of dim 1 overflows int64"),
+            "");
+  EXPECT_EQ(fft::irfft(zeros({0, 3}, DType::C64)).shape(), (Shape{0, 4}));
+}
+
 // chunk into more pieces than a host can hold: the pieces were pushed one by one until memory
 // ran out (chunk(x, 2^62, 1) of an empty [0, 2^40, 1], found by api_fuzz_test, seed 23 call
 // 17829). The count is known first and refused as OutOfMemory. These counts fail before any
