@@ -104,6 +104,21 @@ TEST(ShapeRule, InverseRealFftDefaultLengthOverflowIsAnError) {
   EXPECT_EQ(fft::irfft(zeros({0, 3}, DType::C64)).shape(), (Shape{0, 4}));
 }
 
+// Compressed pointers for 2^63 - 1 rows (an empty dense or COO shape): rows + 1 overflowed
+// int64 (UBSan, api_fuzz_test).
+TEST(ShapeRule, CompressedPointersForMoreRowsThanAnInt64IsAnError) {
+  EXPECT_EQ(expect_error([] { (void)sparse::from_dense(zeros({kMax, 0})); }, ErrorKind::InvalidArgument,
+                         "sparse::from_dense: 9223372036854775807 rows (or columns) need one more compressed pointer"),
+            "");
+  const auto coo = sparse::coo(zeros({0}, DType::I64), zeros({0}, DType::I64), zeros({0}), kMax, 2);
+  EXPECT_EQ(expect_error([&] { (void)sparse::to_csr(coo); }, ErrorKind::InvalidArgument,
+                         "sparse::to_csr: 9223372036854775807 rows"), "");
+  EXPECT_EQ(sparse::to_csr(sparse::coo(zeros({0}, DType::I64), zeros({0}, DType::I64), zeros({0}), 3, 2))
+                .crow_indices()
+                .to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{0, 0, 0, 0}));
+}
+
 // chunk into more pieces than a host can hold: the pieces were pushed one by one until memory
 // ran out (chunk(x, 2^62, 1) of an empty [0, 2^40, 1], found by api_fuzz_test, seed 23 call
 // 17829). The count is known first and refused as OutOfMemory. These counts fail before any
