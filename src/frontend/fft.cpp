@@ -8,6 +8,8 @@
 #include <numeric>
 #include <string>
 
+#include "core/extent.hpp"
+#include "core/host_scratch.hpp"
 #include "ferrite/backend.hpp"
 #include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
@@ -351,7 +353,15 @@ Tensor c2r(Op op, const Tensor& x, const std::optional<Dims>& s, const std::opti
   double signal = resize_to_plan(op, y, p, p.dims.size() - 1);
   // The last dim holds n / 2 + 1 of the output's n (default: 2 (extent - 1)) points.
   const std::int64_t last = p.dims.back();
-  const std::int64_t last_n = p.n.back() != -1 ? p.n.back() : 2 * (y.size(last) - 1);
+  // 2 (extent - 1), checked: an extent near 2^62 (an empty input's dim) overflowed it (UBSan,
+  // api_fuzz_test).
+  const std::int64_t last_n =
+      p.n.back() != -1 ? p.n.back()
+                       : detail::checked_mul(2, y.size(last) - 1, [&] {
+                           return std::string(name_of(op)) + ": the default output length 2 * (" +
+                                  std::to_string(y.size(last)) + " - 1) of dim " + std::to_string(last) +
+                                  " overflows int64";
+                         });
   checked_length(op, last_n, last);
   y = resize_dim(y, last, last_n / 2 + 1);
   signal *= static_cast<double>(last_n);
@@ -437,7 +447,9 @@ Tensor frequencies(const char* name, std::int64_t n, double d, DType dtype, Devi
   FERRITE_CHECK(dtype == DType::F32 || dtype == DType::F64, Unsupported, name, ": dtype ", dtype_name(dtype),
                 " is not supported (F32 or F64)");
   const std::int64_t count = one_sided ? n / 2 + 1 : n;
-  std::vector<double> v(static_cast<std::size_t>(n == 0 ? 0 : count));
+  // host_scratch: an n beyond the host's memory (n = 2^40, or 2^63 - 1, which std::vector
+  // refuses with length_error) is Error(OutOfMemory), never a std exception.
+  std::vector<double> v = detail::host_scratch<double>(n == 0 ? 0 : count, name);
   const double scale = 1.0 / (d * static_cast<double>(n));
   const std::int64_t positive = (n + 1) / 2;  // 0 .. ceil(n/2) - 1
   for (std::int64_t i = 0; i < static_cast<std::int64_t>(v.size()); ++i) {

@@ -14,6 +14,7 @@
 #include "ferrite/backend_families/linalg_ops.hpp"
 #include "ferrite/factories.hpp"
 #include "ferrite/matmul.hpp"
+#include "ferrite/reduction.hpp"
 #include "frontend/checks.hpp"
 
 namespace ferrite::linalg {
@@ -229,6 +230,14 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B) {
                 ShapeMismatch, name, ": pivots ", pivots.description(), " do not match LU ", LU.description());
   FERRITE_CHECK(B.dim() >= 2 && B.size(-2) == mats.n, ShapeMismatch, name, ": B ", B.description(),
                 " must be [..., n, k] with n = ", mats.n, " of LU ", LU.description());
+  // The pivots are the caller's: the backends swap B's row i with row pivots[i] - 1, so a
+  // value outside [1, n] would read and write outside B (heap corruption on the CPU).
+  if (pivots.numel() > 0) {
+    const auto lo = amin(pivots).item<std::int32_t>(), hi = amax(pivots).item<std::int32_t>();
+    FERRITE_CHECK(lo >= 1 && hi <= mats.n, IndexOutOfRange, name, ": pivot ", lo < 1 ? lo : hi,
+                  " is outside [1, ", mats.n, "] (pivots ", pivots.description(), ", LU ", LU.description(),
+                  "; pivots are lu_factor's 1-based row swaps)");
+  }
   const Shape batch = broadcast_batch(name, mats.batch, Shape(B.shape().begin(), B.shape().end() - 2), LU, B);
   LuParts parts;
   parts.lu_cm = column_major(LU.expand(with(batch, {mats.n, mats.n})));

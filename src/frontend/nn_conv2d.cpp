@@ -1,5 +1,8 @@
 // Front end of conv2d and its backward passes: PyTorch's shape rules, the descriptor handed
 // to ConvOps, and the bias gradient as a sum of grad over N, OH, OW.
+#include <string>
+
+#include "core/extent.hpp"
 #include "ferrite/matmul.hpp"
 #include "ferrite/reduction.hpp"
 #include "frontend/nn_conv_common.hpp"
@@ -48,12 +51,22 @@ Conv2dDesc conv_desc(const char* op, const Tensor& x, const Tensor& weight, cons
   d.pad_w = o.padding[1];
   d.dil_h = o.dilation[0];
   d.dil_w = o.dilation[1];
-  const std::int64_t eh = d.dil_h * (d.r - 1) + 1, ew = d.dil_w * (d.s - 1) + 1;
-  FERRITE_CHECK(d.h + 2 * d.pad_h >= eh && d.w + 2 * d.pad_w >= ew, ShapeMismatch, op, ": the dilated kernel (",
-                eh, "x", ew, ") is larger than the padded input (", d.h + 2 * d.pad_h, "x", d.w + 2 * d.pad_w,
-                ") of input ", x.description());
-  d.oh = (d.h + 2 * d.pad_h - eh) / d.stride_h + 1;
-  d.ow = (d.w + 2 * d.pad_w - ew) / d.stride_w + 1;
+  // Checked: a padding or dilation near 2^63 overflowed these (undefined behaviour, found by
+  // api_fuzz_test under UBSan).
+  const auto too_large = [&] {
+    return std::string(op) + ": padding " + size2_str(o.padding) + " and dilation " + size2_str(o.dilation) +
+           " on input " + x.description() + " and weight " + weight.description() + " overflow int64";
+  };
+  using detail::checked_add;
+  using detail::checked_mul;
+  const std::int64_t eh = checked_add(checked_mul(d.dil_h, d.r - 1, too_large), 1, too_large),
+                     ew = checked_add(checked_mul(d.dil_w, d.s - 1, too_large), 1, too_large);
+  const std::int64_t ph = checked_add(d.h, checked_mul(2, d.pad_h, too_large), too_large),
+                     pw = checked_add(d.w, checked_mul(2, d.pad_w, too_large), too_large);
+  FERRITE_CHECK(ph >= eh && pw >= ew, ShapeMismatch, op, ": the dilated kernel (", eh, "x", ew,
+                ") is larger than the padded input (", ph, "x", pw, ") of input ", x.description());
+  d.oh = (ph - eh) / d.stride_h + 1;
+  d.ow = (pw - ew) / d.stride_w + 1;
   d.allow_tf32 = x.dtype() == DType::F32 && allow_tf32();
   return d;
 }

@@ -2,6 +2,7 @@
 // passes. Shape rules are PyTorch's (pooling_output_shape / pool2d_shape_check).
 #include <string>
 
+#include "core/extent.hpp"
 #include "frontend/nn_conv_common.hpp"
 
 namespace ferrite::nn {
@@ -24,14 +25,46 @@ Planes planes_of(const char* op, const Tensor& x) {
   return {x.numel() / (h * w), h, w};
 }
 
+// What pooling parameters too large for int64 index arithmetic are refused with.
+struct TooLarge {
+  const char* op;
+  const Tensor& x;
+  std::string operator()() const {
+    return std::string(op) + ": the pooling parameters on input " + x.description() +
+           " overflow int64 index arithmetic (kernel_size, stride, dilation or output size too large)";
+  }
+};
+
 std::int64_t pooled_size(std::int64_t in, std::int64_t k, std::int64_t pad, std::int64_t stride, std::int64_t dil,
-                         bool ceil_mode) {
-  const std::int64_t span = in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0);
-  // floor division (span may be negative when the kernel does not fit)
-  std::int64_t out = (span >= 0 ? span / stride : -((-span + stride - 1) / stride)) + 1;
+                         bool ceil_mode, const TooLarge& too_large) {
+  // in + 2 * pad - dil * (k - 1) - 1 + (ceil_mode ? stride - 1 : 0), checked: a dilation
+  // or kernel near 2^63 overflowed here before.
+  const std::int64_t padded = detail::checked_add(in, detail::checked_mul(2, pad, too_large), too_large);
+  const std::int64_t window = detail::checked_mul(dil, k - 1, too_large);
+  const std::int64_t span = detail::checked_add(padded - 1 - window, ceil_mode ? stride - 1 : 0, too_large);
+  // floor division (span may be negative when the kernel does not fit), written so that no
+  // intermediate value overflows: for span < 0, floor(span / stride) = -1 - (-1 - span) / stride
+  std::int64_t out = (span >= 0 ? span / stride : -1 - (-1 - span) / stride) + 1;
   // the last window must start inside the input or the left padding
   if (ceil_mode && (out - 1) * stride >= in + pad) --out;
   return out;
+}
+
+// The largest index values the kernels form (core/nn_conv_math.hpp: pool_fits_int's bounds,
+// which cover every window start, end and tap, and the adaptive windows' (i + 1) * h) must
+// fit in an int64. A stride or kernel near 2^62 passed the size rules but overflowed there:
+// max_pool2d read out of bounds and avg_pool2d_backward divided by zero.
+void check_index_extent(const Pool2dDesc& d, const TooLarge& too_large) {
+  using detail::checked_add;
+  using detail::checked_mul;
+  const auto plus1 = [&](std::int64_t v) { return checked_add(v, 1, too_large); };
+  (void)checked_add(checked_add(checked_mul(plus1(d.oh), d.sh, too_large), checked_mul(d.kh, d.dh, too_large), too_large),
+                    d.ph, too_large);
+  (void)checked_add(checked_add(checked_mul(plus1(d.ow), d.sw, too_large), checked_mul(d.kw, d.dw, too_large), too_large),
+                    d.pw, too_large);
+  (void)checked_add(checked_mul(plus1(d.h), d.oh, too_large), d.oh, too_large);
+  (void)checked_add(checked_mul(plus1(d.w), d.ow, too_large), d.ow, too_large);
+  (void)checked_mul(d.oh, d.ow, too_large);
 }
 
 Pool2dDesc fixed_desc(const char* op, const Tensor& x, Size2 kernel, const std::optional<Size2>& stride_opt,
@@ -61,11 +94,13 @@ Pool2dDesc fixed_desc(const char* op, const Tensor& x, Size2 kernel, const std::
   d.pw = padding[1];
   d.dh = dilation[0];
   d.dw = dilation[1];
-  d.oh = pooled_size(d.h, d.kh, d.ph, d.sh, d.dh, ceil_mode);
-  d.ow = pooled_size(d.w, d.kw, d.pw, d.sw, d.dw, ceil_mode);
+  const TooLarge too_large{op, x};
+  d.oh = pooled_size(d.h, d.kh, d.ph, d.sh, d.dh, ceil_mode, too_large);
+  d.ow = pooled_size(d.w, d.kw, d.pw, d.sw, d.dw, ceil_mode, too_large);
   FERRITE_CHECK(d.oh >= 1 && d.ow >= 1, InvalidArgument, op, ": input ", x.description(), " with kernel_size ",
                 size2_str(kernel), ", padding ", size2_str(padding), " and dilation ", size2_str(dilation),
                 " gives output size ", d.oh, "x", d.ow, ", which is too small");
+  check_index_extent(d, too_large);
   return d;
 }
 
@@ -113,6 +148,7 @@ Pool2dDesc adaptive_desc(const char* op, const Tensor& x, Size2 output_size) {
   d.w = p.w;
   d.oh = output_size[0];
   d.ow = output_size[1];
+  check_index_extent(d, TooLarge{op, x});
   return d;
 }
 

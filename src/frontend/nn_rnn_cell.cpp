@@ -1,6 +1,9 @@
 // Front end of the fused recurrent cells (torch._thnn_fused_gru_cell / _lstm_cell and their
 // backward passes): shape checks, outputs, and the bias gradients as batch sums of the gate
 // gradients (as PyTorch does).
+#include <string>
+
+#include "core/extent.hpp"
 #include "ferrite/reduction.hpp"
 #include "frontend/nn_conv_common.hpp"
 
@@ -36,14 +39,26 @@ std::int64_t check_cell(const char* op, int parts, const Tensor& ig, const Tenso
 
 Tensor sum_rows(const Tensor& t) { return sum(t, 0); }
 
+// Whether `ws` is the workspace [B, parts * H] of state [B, H]: parts * H is compared
+// without overflowing (it overflowed int64 for H near 2^63 / 5, an empty state's dim;
+// UBSan, found by api_fuzz_test).
+bool is_workspace(const Tensor& ws, const Tensor& state, std::int64_t parts) {
+  std::int64_t width = 0;
+  return state.dim() == 2 && !__builtin_mul_overflow(parts, state.shape()[1], &width) &&
+         ws.shape() == (Shape{state.shape()[0], width});
+}
+
 }  // namespace
 
 GruCellResult gru_cell(const Tensor& ig, const Tensor& hg, const Tensor& hx, const std::optional<Tensor>& ib,
                        const std::optional<Tensor>& hb) {
   const std::int64_t h = check_cell("gru_cell", 3, ig, hg, hx, ib, hb);
   const std::int64_t b = ig.shape()[0];
+  const std::int64_t width = detail::checked_mul(5, h, [&] {
+    return std::string("gru_cell: the workspace [B, 5 * H] of input_gates ") + ig.description() + " overflows int64";
+  });
   GruCellResult r{frontend::allocate({b, h}, ig.dtype(), ig.device()),
-                  frontend::allocate({b, 5 * h}, ig.dtype(), ig.device())};
+                  frontend::allocate({b, width}, ig.dtype(), ig.device())};
   if (b * h == 0) return r;
   Buffer ibb, hbb;
   if (ib) ibb = ib->buffer(), hbb = hb->buffer();
@@ -58,8 +73,7 @@ GruCellGrads gru_cell_backward(const Tensor& grad_hy, const Tensor& workspace, b
   frontend::check_float_input(op, grad_hy);
   frontend::check_same_device(op, {&grad_hy, &workspace});
   frontend::check_same_dtype(op, {&grad_hy, &workspace});
-  FERRITE_CHECK(grad_hy.dim() == 2 && workspace.shape() == (Shape{grad_hy.shape()[0], 5 * grad_hy.shape()[1]}),
-                ShapeMismatch, op, ": grad_hy ", grad_hy.description(), " and workspace ", workspace.description(),
+  FERRITE_CHECK(is_workspace(workspace, grad_hy, 5), ShapeMismatch, op, ": grad_hy ", grad_hy.description(), " and workspace ", workspace.description(),
                 " must be [B, H] and [B, 5 * H]");
   const std::int64_t b = grad_hy.shape()[0], h = grad_hy.shape()[1];
   GruCellGrads g;
@@ -98,9 +112,7 @@ LstmCellGrads lstm_cell_backward(const std::optional<Tensor>& grad_hy, const std
   frontend::check_float_input(op, cx);
   frontend::check_same_device(op, {&cx, &cy, &workspace});
   frontend::check_same_dtype(op, {&cx, &cy, &workspace});
-  FERRITE_CHECK(cx.dim() == 2 && cy.shape() == cx.shape() &&
-                    workspace.shape() == (Shape{cx.shape()[0], 4 * cx.shape()[1]}),
-                ShapeMismatch, op, ": cx ", cx.description(), ", cy ", cy.description(), " and workspace ",
+  FERRITE_CHECK(cy.shape() == cx.shape() && is_workspace(workspace, cx, 4), ShapeMismatch, op, ": cx ", cx.description(), ", cy ", cy.description(), " and workspace ",
                 workspace.description(), " must be [B, H], [B, H] and [B, 4 * H]");
   for (const std::optional<Tensor>* t : {&grad_hy, &grad_cy})
     if (*t) {

@@ -77,7 +77,10 @@ StridedView make_view(const char* op, const Shape& shape, const std::vector<std:
   v.offset = offset;
   for (std::size_t k = 0; k < shape.size(); ++k) {
     v.sizes[k] = shape[k];
-    v.strides[k] = strides[k];
+    // A dim of one element is never stepped over, so any stride reaches the same elements;
+    // 0 keeps the kernels' odometer, which steps one past the last index (offset + size *
+    // stride), inside int64: a stride near 2^63 overflowed there (UBSan, api_fuzz_test).
+    v.strides[k] = shape[k] == 1 ? 0 : strides[k];
   }
   return v;
 }
@@ -192,12 +195,14 @@ Tensor cat(const std::vector<Tensor>& tensors, std::int64_t dim) {
 
 namespace {
 // Pieces along d as views of x (torch.split returns views).
-std::vector<Tensor> split_impl(const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t d) {
-  std::vector<Tensor> pieces;
+// The pieces' vector through host_scratch: a count no host can hold is Error(OutOfMemory),
+// not a std::bad_alloc from push_back.
+std::vector<Tensor> split_impl(const char* op, const Tensor& x, const std::vector<std::int64_t>& sizes, std::int64_t d) {
+  std::vector<Tensor> pieces = detail::host_scratch<Tensor>(static_cast<std::int64_t>(sizes.size()), op);
   std::int64_t at = 0;
-  for (std::int64_t size : sizes) {
-    pieces.push_back(x.narrow(d, at, size));
-    at += size;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    pieces[i] = x.narrow(d, at, sizes[i]);
+    at += sizes[i];
   }
   return pieces;
 }
@@ -221,7 +226,7 @@ std::vector<Tensor> split(const Tensor& x, const std::vector<std::int64_t>& size
   }
   FERRITE_CHECK(total == x.shape()[d], ShapeMismatch, op, ": sizes ", shape_str(sizes), " add up to ", total,
                 " but dim ", d, " of ", x.description(), " has ", x.shape()[d]);
-  return split_impl(x, sizes, d);
+  return split_impl(op, x, sizes, d);
 }
 
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
@@ -234,10 +239,12 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
   const std::int64_t piece = size / n + (size % n != 0);  // ceil, without overflow for any n
   // torch.chunk of an empty dim gives `n` empty pieces (it calls split_with_sizes so that the
   // count is not lost); otherwise pieces of ceil(size / n), the last one shorter.
-  std::vector<std::int64_t> sizes;
-  if (size == 0) sizes = detail::host_scratch<std::int64_t>(n, op, 0);
-  for (std::int64_t at = 0; piece > 0 && at < size; at += piece) sizes.push_back(std::min(piece, size - at));
-  return split_impl(x, sizes, d);
+  // The count is known before anything is built: chunk(x, 2^62, d) of a dim of 2^40 (an
+  // empty x) asks for 2^40 pieces, which pushing one by one took until memory ran out.
+  const std::int64_t count = size == 0 ? n : size / piece + (size % piece != 0);
+  std::vector<std::int64_t> sizes = detail::host_scratch<std::int64_t>(count, op, 0);
+  for (std::int64_t i = 0; size > 0 && i < count; ++i) sizes[static_cast<std::size_t>(i)] = std::min(piece, size - i * piece);
+  return split_impl(op, x, sizes, d);
 }
 
 Tensor repeat(const Tensor& x, const std::vector<std::int64_t>& reps) {

@@ -3,6 +3,7 @@
 #include "ferrite/sparse.hpp"
 
 #include <limits>
+#include <string>
 
 #include "ferrite/backend.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
@@ -30,6 +31,14 @@ void check_one_d(const char* op, const char* what, const Tensor& t) {
 }
 
 Tensor index_tensor(std::int64_t n, DType index, Device device) { return frontend::allocate({n}, index, device); }
+
+// The rows + 1 pointers of a compressed matrix: rows + 1 overflowed int64 for 2^63 - 1 rows
+// (a legal COO or dense shape when empty; UBSan, found by api_fuzz_test).
+Tensor pointer_tensor(const char* op, std::int64_t rows, DType index, Device device) {
+  FERRITE_CHECK(rows < std::numeric_limits<std::int64_t>::max(), InvalidArgument, op, ": ", rows,
+                " rows (or columns) need one more compressed pointer than an int64 can count");
+  return index_tensor(rows + 1, index, device);
+}
 
 SparseAllocate allocator(DType values, DType index, Device device) {
   return [=](std::int64_t count, bool index_like) {
@@ -78,8 +87,11 @@ SparseMatrix make_compressed(const char* op, Layout layout, Tensor ptr, Tensor i
   check_one_d(op, indices, idx);
   check_one_d(op, "values", values);
   const std::int64_t major = row_major ? rows : cols, minor = row_major ? cols : rows;
-  FERRITE_CHECK(ptr.numel() == major + 1, ShapeMismatch, op, ": ", pointers, " has ", ptr.numel(),
-                " elements, expected ", major + 1, " for shape [", rows, ", ", cols, "]");
+  // major + 1 overflows for a dim of 2^63 - 1 (UBSan, api_fuzz_test): compared as numel - 1.
+  FERRITE_CHECK(ptr.numel() - 1 == major, ShapeMismatch, op, ": ", pointers, " has ", ptr.numel(),
+                " elements, expected ",
+                major < std::numeric_limits<std::int64_t>::max() ? std::to_string(major + 1) : std::to_string(major) + " + 1",
+                " for shape [", rows, ", ", cols, "]");
   FERRITE_CHECK(idx.numel() == values.numel(), ShapeMismatch, op, ": ", indices, " has ", idx.numel(),
                 " elements but values has ", values.numel());
   validate_compressed(op, pointers, indices, ptr, idx, major, minor);
@@ -189,12 +201,12 @@ SparseMatrix to_csr(const SparseMatrix& a) {
   if (a.layout() == Layout::CSR) return a;
   if (a.layout() == Layout::COO) {
     const SparseMatrix c = coalesce(a);
-    Tensor ptr = index_tensor(a.rows() + 1, a.index_dtype(), a.device());
+    Tensor ptr = pointer_tensor("sparse::to_csr", a.rows(), a.index_dtype(), a.device());
     ops.compress_indices(c.row_indices().buffer(), ptr.buffer(), a.rows(), c.nnz());
     return SparseMatrix(Layout::CSR, std::move(ptr), c.col_indices(), c.values(), a.rows(), a.cols(), true);
   }
   // CSC holds the CSR of the transpose: transposing that compressed form gives the CSR.
-  Tensor ptr = index_tensor(a.rows() + 1, a.index_dtype(), a.device());
+  Tensor ptr = pointer_tensor("sparse::to_csr", a.rows(), a.index_dtype(), a.device());
   Tensor idx = index_tensor(a.nnz(), a.index_dtype(), a.device());
   Tensor values = frontend::allocate({a.nnz()}, a.dtype(), a.device());
   ops.transpose_compressed(a.ccol_indices().buffer(), a.row_indices().buffer(), a.values().buffer(), a.cols(), a.rows(),
@@ -225,7 +237,7 @@ SparseMatrix from_dense(const Tensor& dense, Layout layout, DType index_dtype) {
   check_supported(op, dense.dtype(), index_dtype, dense.device());
   if (layout == Layout::CSC) return transpose(from_dense(dense.t(), Layout::CSR, index_dtype));
   const std::int64_t rows = dense.size(0), cols = dense.size(1);
-  Tensor ptr = index_tensor(rows + 1, index_dtype, dense.device());
+  Tensor ptr = pointer_tensor(op, rows, index_dtype, dense.device());
   const CompressedResult r = ops_of(dense.device())
                                  .dense_to_compressed(dense.buffer(), ptr.buffer(), rows, cols,
                                                       allocator(dense.dtype(), index_dtype, dense.device()));

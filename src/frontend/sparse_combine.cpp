@@ -44,6 +44,9 @@ void check_pair(const char* op, const SparseMatrix& a, const SparseMatrix& b) {
 
 // A CSR [rows, cols] with no stored element.
 SparseMatrix empty_csr(std::int64_t rows, std::int64_t cols, DType values, DType index, Device device) {
+  // rows + 1 overflows for 2^63 - 1 rows (as in sparse.cpp's pointer_tensor).
+  FERRITE_CHECK(rows < std::numeric_limits<std::int64_t>::max(), InvalidArgument, "sparse: ", rows,
+                " rows need one more compressed pointer than an int64 can count");
   return SparseMatrix(Layout::CSR, zeros({rows + 1}, index, device), zeros({0}, index, device),
                       zeros({0}, values, device), rows, cols, true);
 }

@@ -2,6 +2,7 @@
 // and offset (PyTorch's semantics; docs/api.md). Nothing here moves data except flatten and
 // reshape of views whose strides cannot express the new shape.
 #include <algorithm>
+#include <limits>
 #include <numeric>
 #include <string>
 
@@ -15,6 +16,19 @@ namespace {
 std::size_t wrapped(const char* op, const Tensor& x, std::int64_t dim) {
   FERRITE_CHECK(x.defined(), InvalidArgument, op, ": tensor is undefined");
   return static_cast<std::size_t>(frontend::wrap_dim(op, x, dim));
+}
+
+// The stride of a new dim of `size` elements, stride * factor (or stride + factor when
+// `add`). A slice or unfold step, or a diagonal of dims, near 2^63 overflowed it (undefined
+// behaviour, found by api_fuzz_test under UBSan); that happens only when the new dim has at
+// most one element, whose stride is never stepped over, so it keeps `stride` then.
+std::int64_t new_stride(const char* op, std::int64_t size, std::int64_t stride, std::int64_t factor, bool add) {
+  std::int64_t r;
+  const bool overflow = add ? __builtin_add_overflow(stride, factor, &r) : __builtin_mul_overflow(stride, factor, &r);
+  if (!overflow) return r;
+  FERRITE_CHECK(size <= 1, InvalidArgument, op, ": the new stride overflows int64 (stride ", stride,
+                add ? " + " : " * ", factor, ")");
+  return stride;
 }
 
 }  // namespace
@@ -50,7 +64,7 @@ Tensor Tensor::slice(std::int64_t dim, std::int64_t start, std::int64_t end, std
   Strides strides = strides_;
   // (to - from + step - 1) / step without overflow for huge steps.
   shape[d] = (to - from) / step + ((to - from) % step != 0 ? 1 : 0);
-  strides[d] = strides_[d] * step;
+  strides[d] = new_stride("slice", shape[d], strides_[d], step, false);
   const std::int64_t offset = shape[d] == 0 ? offset_ : offset_ + from * strides_[d];
   return view_as("slice", std::move(shape), std::move(strides), offset);
 }
@@ -242,8 +256,9 @@ Tensor Tensor::diagonal(std::int64_t offset, std::int64_t d1, std::int64_t d2) c
   const std::size_t b = wrapped("diagonal", *this, d2);
   FERRITE_CHECK(a != b, InvalidArgument, "diagonal: dims ", d1, " and ", d2, " name the same dim of ", description());
   // Elements (i, i + offset) for offset >= 0, (i - offset, i) below the main diagonal.
+  // offset is compared with the dim before it is negated: -offset overflows for INT64_MIN.
   std::int64_t length = offset >= 0 ? std::min(shape_[a], shape_[b] - std::min(offset, shape_[b]))
-                                    : std::min(shape_[a] - std::min(-offset, shape_[a]), shape_[b]);
+                                    : std::min(offset < -shape_[a] ? 0 : shape_[a] + offset, shape_[b]);
   length = std::max<std::int64_t>(length, 0);
   std::int64_t start = offset_;
   if (length > 0) start += offset >= 0 ? offset * strides_[b] : -offset * strides_[a];
@@ -255,7 +270,7 @@ Tensor Tensor::diagonal(std::int64_t offset, std::int64_t d1, std::int64_t d2) c
     strides.push_back(strides_[k]);
   }
   shape.push_back(length);
-  strides.push_back(strides_[a] + strides_[b]);
+  strides.push_back(new_stride("diagonal", length, strides_[a], strides_[b], true));
   return view_as("diagonal", std::move(shape), std::move(strides), start);
 }
 
@@ -273,8 +288,13 @@ Tensor Tensor::unfold(std::int64_t dim, std::int64_t size, std::int64_t step) co
                 shape_[d], " (", description(), ")");
   Shape shape = shape_;
   Strides strides = strides_;
-  shape[d] = (shape_[d] - size) / step + 1;
-  strides[d] = strides_[d] * step;
+  // (n - size) / step + 1 windows: 2^63 windows of size 0 over a dim of 2^63 - 1 (an empty
+  // tensor's) overflowed int64 (UBSan, api_fuzz_test).
+  const std::int64_t windows = (shape_[d] - size) / step;
+  FERRITE_CHECK(windows < std::numeric_limits<std::int64_t>::max(), InvalidArgument, "unfold: dim ", dim, " of ",
+                description(), " has more windows of size ", size, " than an int64 can count");
+  shape[d] = windows + 1;
+  strides[d] = new_stride("unfold", shape[d], strides_[d], step, false);
   shape.push_back(size);
   strides.push_back(strides_[d]);
   return view_as("unfold", std::move(shape), std::move(strides), offset_);

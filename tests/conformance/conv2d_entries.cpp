@@ -4,6 +4,7 @@
 // rounding) for small cases, and against the direct adjoint loops for the larger ones, whose
 // channel counts are multiples of 8 so that cuDNN's tensor-core engines take them on the GPU.
 // Stride, padding, dilation, groups (depthwise too), 1x1, 3x3, 7x7, unbatched and empty.
+#include <limits>
 #include <cmath>
 
 #include "conformance/conv_test_support.hpp"
@@ -173,7 +174,16 @@ Entry conv_entry() {
          ErrorKind::ShapeMismatch, "conv2d: weight [2, 0, 3, 3]"},
         {"integer input", [](Device dev) {
            (void)nn::conv2d(zeros({1, 1, 4, 4}, DType::I32, dev), zeros({1, 1, 3, 3}, DType::I32, dev));
-         }, ErrorKind::Unsupported, "conv2d: dtype I32 is not supported"}};
+         }, ErrorKind::Unsupported, "conv2d: dtype I32 is not supported"},
+        // Values near 2^63 overflowed the shape arithmetic (UBSan; found by api_fuzz_test).
+        {"dilation 2^63 - 1", [d](Device dev) {
+           (void)nn::conv2d(zeros({1, 1, 4, 4}, d, dev), zeros({1, 1, 2, 2}, d, dev), std::nullopt,
+                            {.dilation = {std::numeric_limits<std::int64_t>::max(), 1}});
+         }, ErrorKind::InvalidArgument, "conv2d: padding (0, 0) and dilation (9223372036854775807, 1) on input"},
+        {"padding 2^62", [d](Device dev) {
+           (void)nn::conv2d(zeros({1, 1, 4, 4}, d, dev), zeros({1, 1, 2, 2}, d, dev), std::nullopt,
+                            {.padding = {1, std::int64_t(1) << 62}});
+         }, ErrorKind::InvalidArgument, "overflow int64"}};
   };
   return e;
 }

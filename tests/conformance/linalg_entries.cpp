@@ -523,6 +523,27 @@ Entry lu_solve_entry() {
   };
   e.run_outputs = run_lu_solve;
   e.reference_outputs = residual_reference(run_lu_solve);
+  // Pivots outside [1, n] made the CPU kernel swap rows outside B (heap corruption; found by
+  // tests/unit/api_fuzz_test.cpp, seed 17 call 35169): refused before any backend runs.
+  e.errors = [](DType dt) {
+    std::vector<ErrorCase> errors;
+    for (const std::int32_t bad : {0, 4, -1, 1 << 30})
+      errors.push_back({"pivot " + std::to_string(bad),
+                        [dt, bad](Device d) {
+                          const linalg::LuFactor f = linalg::lu_factor(eye(3, 3, dt, d));
+                          const Tensor piv = from_vector(std::vector<std::int32_t>{1, bad, 3}, {3}).to(d);
+                          linalg::lu_solve(f.LU, piv, ones({3, 2}, dt, d));
+                        },
+                        ErrorKind::IndexOutOfRange, "lu_solve: pivot " + std::to_string(bad) + " is outside [1, 3]"});
+    errors.push_back({"pivot 3 of batch 1 for n = 2",
+                      [dt](Device d) {
+                        const linalg::LuFactor f = linalg::lu_factor(eye(2, 2, dt, d).expand({2, 2, 2}));
+                        const Tensor piv = from_vector(std::vector<std::int32_t>{1, 2, 2, 3}, {2, 2}).to(d);
+                        linalg::lu_solve(f.LU, piv, ones({2, 2, 1}, dt, d));
+                      },
+                      ErrorKind::IndexOutOfRange, "lu_solve: pivot 3 is outside [1, 2]"});
+    return errors;
+  };
   return e;
 }
 

@@ -199,11 +199,22 @@ std::vector<Case> pool_cases(DType d, Rng& rng, bool dilation, bool small, bool 
 std::vector<ErrorCase> pool_errors(const std::string& name, const std::function<void(Device, DType, Shape, PoolParams)>& f,
                                    DType d) {
   const PoolParams ok{2, 2, 2, 2, 0, 0, 1, 1, false, true, 0};
-  PoolParams big_pad = ok, zero_stride = ok, too_big = ok;
+  PoolParams big_pad = ok, zero_stride = ok, too_big = ok, huge_stride = ok, huge_kernel = ok;
   big_pad.ph = 2;
   zero_stride.sw = 0;
   too_big.kh = too_big.kw = 5;
+  // Parameters whose index arithmetic overflowed int64 (found by tests/unit/api_fuzz_test.cpp):
+  // a stride of 2^62 gives one output column, but (ow + 1) * stride wraps.
+  huge_stride.sw = std::int64_t(1) << 62;
+  // A kernel of 2^62 fits in ceil mode with padding 1 (one output column, as in PyTorch).
+  huge_kernel.kw = huge_kernel.sw = std::int64_t(1) << 62;
+  huge_kernel.pw = 1;
+  huge_kernel.ceil_mode = true;
   return {
+      {"stride 2^62", [f, huge_stride, d](Device dev) { f(dev, d, {1, 1, 4, 4}, huge_stride); },
+       ErrorKind::InvalidArgument, name + ": the pooling parameters on input [1, 1, 4, 4]"},
+      {"kernel 2^62 in ceil mode", [f, huge_kernel, d](Device dev) { f(dev, d, {1, 1, 4, 4}, huge_kernel); },
+       ErrorKind::InvalidArgument, "overflow int64 index arithmetic"},
       {"integer input", [f, ok](Device dev) { f(dev, DType::I32, {1, 1, 4, 4}, ok); }, ErrorKind::Unsupported,
        name + ": dtype I32 is not supported"},
       {"2-D input", [f, ok, d](Device dev) { f(dev, d, {4, 4}, ok); }, ErrorKind::ShapeMismatch,
@@ -235,9 +246,18 @@ Entry max_pool_entry() {
   e.reference_tolerance = exact;
   e.backend_tolerance = exact;
   e.errors = [](DType d) {
-    return pool_errors("max_pool2d", [](Device dev, DType t, Shape s, PoolParams p) {
+    auto errors = pool_errors("max_pool2d", [](Device dev, DType t, Shape s, PoolParams p) {
       (void)nn::max_pool2d(zeros(s, t, dev), max_options(p));
     }, d);
+    // A dilation of 2^63 - 1 under a kernel of 1: a segfault in the CPU kernel before.
+    errors.push_back({"dilation 2^63 - 1",
+                      [d](Device dev) {
+                        nn::MaxPool2dOptions o{{1, 2}};
+                        o.dilation = {std::numeric_limits<std::int64_t>::max(), 1};
+                        (void)nn::max_pool2d(zeros({1, 1, 4, 4}, d, dev), o);
+                      },
+                      ErrorKind::InvalidArgument, "max_pool2d: the pooling parameters on input"});
+    return errors;
   };
   return e;
 }
@@ -378,7 +398,22 @@ Entry pool_backward_entry(const std::string& kind) {
              (void)nn::max_pool2d_backward(g, x, zeros({1, 1, 3, 3}, DType::I64, dev), {{2, 2}});
            }
          },
-         ErrorKind::ShapeMismatch, kind + "_backward: grad [1, 1, 3, 3]"}};
+         ErrorKind::ShapeMismatch, kind + "_backward: grad [1, 1, 3, 3]"},
+        // avg_pool2d_backward divided by zero on the CPU for this kernel before (SIGFPE).
+        {"kernel 2^62 in ceil mode",
+         [kind, d](Device dev) {
+           const Tensor x = zeros({1, 1, 4, 4}, d, dev), g = zeros({1, 1, 2, 1}, d, dev);
+           const std::int64_t huge = std::int64_t(1) << 62;
+           if (kind == "adaptive_avg_pool2d") {
+             (void)nn::adaptive_avg_pool2d_backward(zeros({1, 1, huge, 0}, d, dev), x);
+           } else if (kind == "avg_pool2d") {
+             (void)nn::avg_pool2d_backward(g, x, {{2, huge}, nn::Size2{2, huge}, {0, 1}, true});
+           } else {
+             nn::MaxPool2dOptions o{{2, huge}, nn::Size2{2, huge}, {0, 1}, {1, 1}, true};
+             (void)nn::max_pool2d_backward(g, x, zeros({1, 1, 2, 1}, DType::I64, dev), o);
+           }
+         },
+         ErrorKind::InvalidArgument, kind + "_backward: the pooling parameters on input [1, 1, 4, 4]"}};
   };
   return e;
 }

@@ -128,6 +128,11 @@ Entry gru_entry() {
         {"gates not divisible by 3", [d](Device dev) {
            (void)nn::gru_cell(zeros({2, 7}, d, dev), zeros({2, 7}, d, dev), zeros({2, 2}, d, dev));
          }, ErrorKind::ShapeMismatch, "gru_cell: input_gates [2, 7]"},
+        // An empty batch with H = 2^61: 5 * H overflowed int64 (UBSan, found by api_fuzz_test).
+        {"workspace width past int64", [d](Device dev) {
+           const std::int64_t h = std::int64_t(1) << 61;
+           (void)nn::gru_cell(zeros({0, 3 * h}, d, dev), zeros({0, 3 * h}, d, dev), zeros({0, h}, d, dev));
+         }, ErrorKind::InvalidArgument, "gru_cell: the workspace [B, 5 * H] of input_gates [0, 6917529027641081856]"},
         {"one bias only", [d](Device dev) {
            (void)nn::gru_cell(zeros({2, 6}, d, dev), zeros({2, 6}, d, dev), zeros({2, 2}, d, dev), zeros({6}, d, dev));
          }, ErrorKind::InvalidArgument, "gru_cell: input_bias and hidden_bias must be given both or neither"},
@@ -165,7 +170,12 @@ Entry gru_backward_entry() {
   e.errors = [](DType d) {
     return std::vector<ErrorCase>{{"workspace of the wrong shape", [d](Device dev) {
                                      (void)nn::gru_cell_backward(zeros({2, 3}, d, dev), zeros({2, 14}, d, dev), true);
-                                   }, ErrorKind::ShapeMismatch, "gru_cell_backward: grad_hy [2, 3]"}};
+                                   }, ErrorKind::ShapeMismatch, "gru_cell_backward: grad_hy [2, 3]"},
+                                  // 5 * H overflowed int64 (UBSan, found by api_fuzz_test).
+                                  {"H = 2^62", [d](Device dev) {
+                                     (void)nn::gru_cell_backward(zeros({0, std::int64_t(1) << 62}, d, dev),
+                                                                 zeros({0, 1}, d, dev), false);
+                                   }, ErrorKind::ShapeMismatch, "gru_cell_backward: grad_hy [0, 4611686018427387904]"}};
   };
   return e;
 }
@@ -240,7 +250,12 @@ Entry lstm_backward_entry() {
     return std::vector<ErrorCase>{{"grad of the wrong shape", [d](Device dev) {
                                      (void)nn::lstm_cell_backward(zeros({2, 2}, d, dev), std::nullopt, zeros({2, 3}, d, dev),
                                                                   zeros({2, 3}, d, dev), zeros({2, 12}, d, dev), false);
-                                   }, ErrorKind::ShapeMismatch, "lstm_cell_backward: grad [2, 2]"}};
+                                   }, ErrorKind::ShapeMismatch, "lstm_cell_backward: grad [2, 2]"},
+                                  // 4 * H overflowed int64 (UBSan, found by api_fuzz_test).
+                                  {"H = 2^62", [d](Device dev) {
+                                     const Tensor c = zeros({0, std::int64_t(1) << 62}, d, dev);
+                                     (void)nn::lstm_cell_backward(std::nullopt, std::nullopt, c, c, zeros({0, 4}, d, dev), false);
+                                   }, ErrorKind::ShapeMismatch, "lstm_cell_backward: cx [0, 4611686018427387904]"}};
   };
   return e;
 }

@@ -2,6 +2,7 @@
 // (in [-4, 4], most of them zero), so every sum is exact in every dtype's accumulator and the
 // references below, written here from the definitions, can be compared exactly: layouts and
 // conversions move values bit for bit, products and coalescing sum exactly and round once.
+#include <limits>
 #include <algorithm>
 #include <complex>
 #include <map>
@@ -123,6 +124,10 @@ std::vector<ErrorCase> sparse_errors(DType d) {
        ErrorKind::InvalidArgument, "sparse::coo: an index lies outside the shape [5, 1]"},
       {"pointer count", [=](Device dev) { sparse::csr(idx({0, 0}, dev), idx({}, dev), vals(0, dev), 2, 3); },
        ErrorKind::ShapeMismatch, "crow_indices has 2 elements, expected 3"},
+      // rows + 1 overflowed int64 here (UBSan, found by api_fuzz_test).
+      {"pointer count for 2^63 - 1 rows",
+       [=](Device dev) { sparse::csr(idx({0, 0}, dev), idx({}, dev), vals(0, dev), std::numeric_limits<std::int64_t>::max(), 3); },
+       ErrorKind::ShapeMismatch, "crow_indices has 2 elements, expected 9223372036854775807 + 1"},
       {"index dtype", [=](Device dev) { sparse::from_dense(zeros({2, 2}, d, dev), Layout::CSR, DType::F32); },
        ErrorKind::DTypeMismatch, "index dtype F32 is not supported"},
       {"values dtype", [=](Device dev) { sparse::from_dense(zeros({2, 2}, DType::I32, dev)); }, ErrorKind::Unsupported,

@@ -167,6 +167,18 @@ TEST(HostScratch, ImpossibleSizesAreOutOfMemory) {
   EXPECT_EQ(detail::host_scratch<int>(3, "t", 7), (std::vector<int>{7, 7, 7}));
 }
 
+// fftfreq and rfftfreq build their n values on the host: an n no host can hold was a
+// std::length_error (2^62, 2^63 - 1) or std::bad_alloc (2^40) leaving the library (found by
+// api_fuzz_test, seeds 1 and 2). These sizes fail before any allocation, under ASan too.
+TEST(HostScratch, FrequenciesOfAnImpossibleLengthAreOutOfMemory) {
+  EXPECT_EQ(expect_error([] { (void)fft::fftfreq(std::numeric_limits<std::int64_t>::max()); }, ErrorKind::OutOfMemory,
+                         "fftfreq: out of host memory for a scratch buffer of 9223372036854775807 elements of 8 bytes"),
+            "");
+  EXPECT_EQ(expect_error([] { (void)fft::rfftfreq(std::int64_t(1) << 62, 1.0, DType::F64); }, ErrorKind::OutOfMemory,
+                         "rfftfreq: out of host memory"), "");
+  EXPECT_EQ(fft::rfftfreq(4).to_vector<float>(), (std::vector<float>{0, 0.25f, 0.5f}));
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAddressSanitizer = true;
 #else
@@ -208,6 +220,12 @@ TEST(HostScratch, OpsTurnAFailedScratchAllocationIntoOutOfMemory) {
        }},
       {"matmul", [] { (void)matmul(zeros({200000000, 1}, DType::BF16), zeros({1, 1}, DType::BF16)); }},
       {"prod_backward", [] { (void)prod_backward(zeros({1}, DType::F16), zeros({1, 100000000}, DType::F16), 1); }},
+      // 128 MiB of BF16 q = k = v and out fit, their three 512 MiB copies in double do not.
+      {"scaled_dot_product_attention",
+       [] {
+         const Tensor q = zeros({1, 1, 1 << 20, 64}, DType::BF16);
+         (void)nn::scaled_dot_product_attention(q, q, q);
+       }},
   };
   for (const auto& [name, op] : ops) EXPECT_EXIT(run_with_capped_memory(op), ::testing::ExitedWithCode(0), "") << name;
 }

@@ -2,6 +2,7 @@
 // against copy-based computations, writes through views, and the refusals.
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <numeric>
 
 #include "ferrite/ferrite.hpp"
@@ -161,6 +162,28 @@ TEST(Views, ZeroSizeAndZeroStrideViews) {
   const Tensor scalar = x.select(0, 2).select(0, 3);
   EXPECT_EQ(scalar.dim(), 0);
   EXPECT_EQ(scalar.item<float>(), 11);
+}
+
+// Steps, offsets and strides near 2^63 (found by api_fuzz_test under UBSan, where each of
+// these overflowed int64): a dim of at most one element keeps its input stride, an offset is
+// compared before it is negated, and a strided copy's one-element dims step by 0.
+TEST(Views, StepsOffsetsAndStridesNear2To63AreDefined) {
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min();
+  const Tensor x = arange(std::int64_t(12)).reshape({3, 4});
+  const Tensor first_row = x.slice(0, 0, 3, kMax);  // stride 4 * step overflows
+  EXPECT_EQ(first_row.shape(), (Shape{1, 4}));
+  EXPECT_EQ(first_row.to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 1, 2, 3}));
+  const Tensor windows = x.unfold(0, 2, std::int64_t(1) << 62);
+  EXPECT_EQ(windows.shape(), (Shape{1, 4, 2}));
+  EXPECT_EQ(windows.contiguous().to_vector<std::int64_t>(), (std::vector<std::int64_t>{0, 4, 1, 5, 2, 6, 3, 7}));
+  EXPECT_EQ(x.diagonal(kMin).shape(), (Shape{0}));  // -offset overflows
+  EXPECT_EQ(x.diagonal(kMax).shape(), (Shape{0}));
+  EXPECT_EQ(x.diagonal(-2).to_vector<std::int64_t>(), (std::vector<std::int64_t>{8}));
+  const Tensor one = arange(std::int64_t(4)).as_strided({1, 1}, {kMax, 1}, 2);  // stride sum overflows
+  EXPECT_EQ(one.diagonal().to_vector<std::int64_t>(), (std::vector<std::int64_t>{2}));
+  EXPECT_EQ(strided_copy(arange(std::int64_t(4)), {1, 2}, {kMax, 1}, 1).to_vector<std::int64_t>(),
+            (std::vector<std::int64_t>{1, 2}));
 }
 
 TEST(Views, StorageOutlivesItsFirstOwnerThroughAView) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/dtype_dispatch.hpp"
+#include "core/host_scratch.hpp"
 #include "core/random_elements.hpp"
 #include "cpu/cpu_families.hpp"
 #include "ferrite/backend_families/attention_ops.hpp"
@@ -23,8 +24,15 @@ constexpr double kNegInf = -std::numeric_limits<double>::infinity();
 // fully masked one (out 0); PyTorch's softmax gives NaN there. This max propagates NaN.
 double nan_max(double a, double b) { return std::isnan(b) ? b : std::max(a, b); }
 
+constexpr const char* kOp = "scaled_dot_product_attention";
+
+// Every copy in double goes through host_scratch: the copies are twice to four times the
+// size of the tensors, so a problem whose tensors fit can still run out of host memory, and
+// that must be Error(OutOfMemory), not a std::bad_alloc leaving the library.
+std::vector<double> scratch(std::int64_t n) { return detail::host_scratch<double>(n, kOp); }
+
 std::vector<double> widen(const Buffer& b) {
-  std::vector<double> out(static_cast<std::size_t>(b.numel()));
+  std::vector<double> out = scratch(b.numel());
   detail::visit_dtype(b.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, float> || std::is_same_v<T, double> || std::is_same_v<T, Half> ||
@@ -102,7 +110,7 @@ class CpuAttentionOps final : public AttentionOps {
   void forward(const AttentionDesc& d, const Buffer& q, const Buffer& k, const Buffer& v, const Buffer& mask,
                const Buffer& out, const Buffer& logsumexp) override {
     Problem p{d, widen(q), widen(k), widen(v), d.mask == AttentionMaskKind::None ? std::vector<double>{} : widen(mask)};
-    std::vector<double> o(static_cast<std::size_t>(out.numel())), lse(static_cast<std::size_t>(logsumexp.numel()));
+    std::vector<double> o = scratch(out.numel()), lse = scratch(logsumexp.numel());
     const std::int64_t rows = d.batch * d.heads_q * d.seq_q;
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::int64_t r = 0; r < rows; ++r) {
@@ -144,7 +152,7 @@ class CpuAttentionOps final : public AttentionOps {
     const std::vector<double> go = widen(grad_out), o = widen(out), lse = widen(logsumexp);
     const std::int64_t rows = d.batch * d.heads_q * d.seq_q;
     // delta_i = dO_i . O_i, the row term of softmax's backward.
-    std::vector<double> delta(static_cast<std::size_t>(rows));
+    std::vector<double> delta = scratch(rows);
     for (std::int64_t r = 0; r < rows; ++r) {
       double s = 0;
       for (std::int64_t c = 0; c < d.value_dim; ++c) s += go[r * d.value_dim + c] * o[r * d.value_dim + c];
@@ -171,7 +179,7 @@ class CpuAttentionOps final : public AttentionOps {
       kept = prob * z;
       ds = prob * (dp * z - delta[static_cast<std::size_t>(r)]);
     };
-    std::vector<double> gq(static_cast<std::size_t>(dq.numel()));
+    std::vector<double> gq = scratch(dq.numel());
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::int64_t r = 0; r < rows; ++r) {
       const std::int64_t i = r % d.seq_q, h = (r / d.seq_q) % d.heads_q, b = r / (d.seq_q * d.heads_q);
@@ -185,7 +193,7 @@ class CpuAttentionOps final : public AttentionOps {
       }
     }
     narrow(gq, dq);
-    std::vector<double> gk(static_cast<std::size_t>(dk.numel())), gv(static_cast<std::size_t>(dv.numel()));
+    std::vector<double> gk = scratch(dk.numel()), gv = scratch(dv.numel());
     const std::int64_t key_rows = d.batch * d.heads_kv * d.seq_k;
 #pragma omp parallel for schedule(dynamic, 16)
     for (std::int64_t r = 0; r < key_rows; ++r) {

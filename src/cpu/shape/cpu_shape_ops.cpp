@@ -122,6 +122,10 @@ class CpuShapeOps final : public ShapeOps {
     const std::size_t row = static_cast<std::size_t>(inner) * dtype_size(x.dtype());
     const auto* xs = static_cast<const std::uint8_t*>(x.data());
     auto* os = static_cast<std::uint8_t*>(out.data());
+    // An empty output (a zero dim before or after `dim`) has nothing to copy, but the loops
+    // below would still run outer * out_dim times, which for an input such as [2^40, 7, 0]
+    // never ends. The index range is still reported, as the CUDA backend does.
+    if (outer == 0 || row == 0) return range_of(index);
     for (std::int64_t j = 0; j < out_dim; ++j) {
       const std::int64_t w = wrapped(index_at(index, j), in_dim);
       for (std::int64_t o = 0; o < outer; ++o) {
