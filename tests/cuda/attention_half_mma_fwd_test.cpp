@@ -182,7 +182,7 @@ void term_sums(const Problem& p, std::vector<double>& t, std::vector<double>& a)
         }
         double l = 0;
         for (double& x : s) l += (x = std::exp(x - mx));
-        const double drop = c.dropout >= 1 ? 0.0 : c.dropout > 0 ? 1.0 / (1.0 - c.dropout) : 1.0;  // p = 1: out 0
+        const double drop = frontend::dropout_scale(c.dropout);  // 1 / (1 - p): 1 without dropout, 0 at p = 1
         for (std::int64_t j = 0; j < c.sk; ++j)
           for (std::int64_t e = 0; e < D; ++e) {
             const double v = drop * std::abs(static_cast<double>(p.vh[ko + j * D + e]));

@@ -214,7 +214,7 @@ TermSums term_sums(const Inputs& in) {
   TermSums s{sums(q.size()), sums(k.size()), sums(v.size())};
   std::vector<double> p(static_cast<std::size_t>(pr.sk));
   // c (named `drop`: the loops' dim index is c); p = 1 drops every weight (dv = 0, and dS = 0 with out = 0).
-  const double drop = in.dropout >= 1 ? 0.0 : in.dropout > 0 ? 1.0 / (1.0 - in.dropout) : 1.0;
+  const double drop = frontend::dropout_scale(in.dropout);  // 1 without dropout, 0 at p = 1
   attention_test::for_each_query_row(pr, [&](const attention_test::QueryRow& r) {
     double mx = -INFINITY, l = 0, delta = 0;
     for (std::int64_t j = 0; j < r.keys; ++j) {
