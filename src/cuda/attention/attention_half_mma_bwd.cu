@@ -55,10 +55,11 @@
 //
 // Dropout (kDropout, since session 16; any mask kind): dL/dP = Z dO . v for the weight's factor Z
 // (0 or 1 / (1 - p)), so dS = P (Z dP - delta) and dV = (Z P)^T dO, delta unchanged (dO . out).
-// The dq kernel scales its dP by Z in registers; in the dk/dv kernel role 0 computes the
-// decisions (attention_dropout_lanes.hpp: one Philox group a lane per four weights), scales its
-// P^T for dV, and hands them to role 1 as one 32-bit word a lane (kKeepBitsBytes, after the mask
-// tiles), next to P^T itself. Budget of the kDropout kernels (ptxas -v, CUDA 13.0, sm_90): dq
+// The dq kernel scales its dP by Z in registers. In the dk/dv kernel each role computes half of
+// the decisions (attention_dropout_lanes.hpp: one Philox group a lane per four weights) before
+// the tile's P^T barrier, role 1 while role 0 computes P^T, and the roles trade halves through
+// one 32-bit word a lane (kKeepBitsBytes, after the mask tiles); role 0 then scales its P^T for
+// dV. (Session 16 first had role 0 compute all of them, with role 1 idle at the barrier.) Budget of the kDropout kernels (ptxas -v, CUDA 13.0, sm_90): dq
 // 228-246 registers at D = 128, 205-208 at D = 64; dk/dv 217-247 and 162-236; no spills, no stack.
 //
 // To verify on the GPU (build-gpu: the CUDA build):
@@ -329,10 +330,11 @@ __global__ void __launch_bounds__(kThreads, 1)
   }
 }
 
-// Dropout in the dk/dv kernel: role 0 hands role 1 the keep bits of its 32 scores a tile (bit
-// 4 j + i: n-tile j, register i), one word a lane, after the mask tiles.
+// Dropout in the dk/dv kernel: each role decides half of a tile's 32 scores a lane (n-tiles
+// 4 role .. + 3; bit 4 j + i: n-tile j, register i) and hands its half to the other through one
+// word a lane and role, after the mask tiles: [2 roles][4 key groups][32 lanes].
 template <bool kDropout>
-constexpr std::size_t kKeepBitsBytes = kDropout ? (kThreads / 2) * sizeof(unsigned) : 0;
+constexpr std::size_t kKeepBitsBytes = kDropout ? kThreads * sizeof(unsigned) : 0;
 
 template <int D, bool kBf16, AttentionMaskKind kMask, bool kDropout>
 __global__ void __launch_bounds__(kThreads, 1)
@@ -398,7 +400,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   float4* xs = reinterpret_cast<float4*>(smem_raw + L::kXBytes) + kg * kNT * 32 + lane;
   const int key0 = n0 + 16 * kg + g;  // this lane's keys: key0 and key0 + 8
   const float scale2 = s.scale * kLog2e;
-  unsigned* keep_bits = reinterpret_cast<unsigned*>(smem_raw + L::kBytes + kMaskTileBytes<kMask>) + kg * 32 + lane;
+  unsigned* const keep_bits = reinterpret_cast<unsigned*>(smem_raw + L::kBytes + kMaskTileBytes<kMask>);
+  unsigned* const my_keeps = keep_bits + (role * 4 + kg) * 32 + lane;
+  const unsigned* const their_keeps = keep_bits + ((role ^ 1) * 4 + kg) * 32 + lane;
   // Masked: the block's 64 keys x the tile's 64 rows of the mask, staged by all 256 threads
   // (thread: key n0 + x % 64, rows x / 64 + 4n; consecutive threads read consecutive keys) as
   // raw elements, kHiddenRaw where not read (past Sq or Sk, causally hidden), into shared
@@ -492,9 +496,8 @@ __global__ void __launch_bounds__(kThreads, 1)
     // kMaskedTile: the masked kernel's test, P != kHiddenP (masked_probabilities below), else
     // visible's (kFull as there).
     static_assert(c_col(0, 1) == c_col(0, 0) + 1 && c_col(0, 2) == c_col(0, 0) && c_col(0, 0) == 0);
+    [[maybe_unused]] unsigned keeps = 0;  // dropout: both halves' decisions, after the barrier
     auto score_grads = [&]<bool kFull, bool kMaskedTile = false>() {
-      [[maybe_unused]] unsigned keeps = 0;
-      if constexpr (kDropout) keeps = *keep_bits;
 #pragma unroll
       for (int j = 0; j < kNT; ++j) {
         const float4 pf = xs[32 * j];
@@ -549,32 +552,42 @@ __global__ void __launch_bounds__(kThreads, 1)
         xs[32 * j] = make_float4(handed[0], handed[1], handed[2], handed[3]);
       }
     };
-    // Dropout, role 0: dV's weights P^T times their factors (0 or 1 / (1 - p)), the keep bits to
-    // role 1 (score (key, row) is element (bh Sq + row) Sk + key: attention_dropout_lanes.hpp).
-    auto drop_weights = [&]() {
+    // Dropout: this role's half of the decisions (n-tiles 4 role .. + 3; score (key, row) is
+    // element (bh Sq + row) Sk + key: attention_dropout_lanes.hpp), for the other role too. Role 1
+    // draws its half while role 0 still computes P^T, so neither waits for all 8 groups a lane.
+    auto draw_keeps = [&]() {
       const std::uint64_t e = (static_cast<std::uint64_t>(head_of(t)) * s.seq_q + i0) * s.seq_k + key0;
-      unsigned keeps = 0;
+      unsigned half = 0;
 #pragma unroll
-      for (int j = 0; j < kNT; ++j) {
-        const unsigned k4 = dropout::key_quad_keeps(
-            drop, e + static_cast<std::uint64_t>(score_row(j, c_col(lane, 0))) * s.seq_k, s.seq_k, lane);
-#pragma unroll
-        for (int i = 0; i < 4; ++i) sc[0][j][i] *= (k4 >> i) & 1u ? drop.scale : 0.f;
-        keeps |= k4 << (4 * j);
+      for (int jj = 0; jj < kNT / 2; ++jj) {
+        const int j = (kNT / 2) * role + jj;
+        half |= dropout::key_quad_keeps(drop, e + static_cast<std::uint64_t>(score_row(j, c_col(lane, 0))) * s.seq_k,
+                                        s.seq_k, lane)
+                << (4 * j);
       }
-      *keep_bits = keeps;
+      *my_keeps = half;
+    };
+    // Role 0, after the barrier: dV's weights P^T times their factors (0 or 1 / (1 - p)).
+    auto drop_weights = [&]() {
+#pragma unroll
+      for (int j = 0; j < kNT; ++j)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) sc[0][j][i] *= (keeps >> (4 * j + i)) & 1u ? drop.scale : 0.f;
     };
     if constexpr (kMasked) {
       if (role == 0) masked_probabilities();
-      if constexpr (kDropout)
-        if (role == 0) drop_weights();
-      __syncthreads();  // P^T visible to role 1
-      if (role == 1) score_grads.template operator()<false, true>();
     } else {
       if (role == 0) full ? probabilities.template operator()<true>() : probabilities.template operator()<false>();
-      if constexpr (kDropout)
-        if (role == 0) drop_weights();
-      __syncthreads();  // P^T visible to role 1
+    }
+    if constexpr (kDropout) draw_keeps();
+    __syncthreads();  // P^T (and the keep bits) visible to the other role
+    if constexpr (kDropout) {
+      keeps = *my_keeps | *their_keeps;
+      if (role == 0) drop_weights();
+    }
+    if constexpr (kMasked) {
+      if (role == 1) score_grads.template operator()<false, true>();
+    } else {
       if (role == 1) full ? score_grads.template operator()<true>() : score_grads.template operator()<false>();
     }
     // Role 0: dV += P^T dO; role 1: dK += dS^T Q.
