@@ -12,6 +12,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,21 @@ std::int64_t checked_add(std::int64_t a, std::int64_t b, Describe&& describe,
   std::int64_t r;
   if (__builtin_add_overflow(a, b, &r)) [[unlikely]]
     throw_extent_overflow(kind, describe());
+  return r;
+}
+
+/// a * b, or nothing where it overflows: for callers to whom an overflow is an answer (a
+/// shape that cannot match, a step never taken), not an error.
+inline std::optional<std::int64_t> mul_if_fits(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_mul_overflow(a, b, &r)) return std::nullopt;
+  return r;
+}
+
+/// a + b, or nothing where it overflows.
+inline std::optional<std::int64_t> add_if_fits(std::int64_t a, std::int64_t b) {
+  std::int64_t r;
+  if (__builtin_add_overflow(a, b, &r)) return std::nullopt;
   return r;
 }
 

@@ -43,9 +43,9 @@ Tensor sum_rows(const Tensor& t) { return sum(t, 0); }
 // without overflowing (it overflowed int64 for H near 2^63 / 5, an empty state's dim;
 // UBSan, found by api_fuzz_test).
 bool is_workspace(const Tensor& ws, const Tensor& state, std::int64_t parts) {
-  std::int64_t width = 0;
-  return state.dim() == 2 && !__builtin_mul_overflow(parts, state.shape()[1], &width) &&
-         ws.shape() == (Shape{state.shape()[0], width});
+  if (state.dim() != 2) return false;
+  const auto width = detail::mul_if_fits(parts, state.shape()[1]);
+  return width && ws.shape() == (Shape{state.shape()[0], *width});
 }
 
 }  // namespace

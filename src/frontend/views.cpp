@@ -6,6 +6,7 @@
 #include <numeric>
 #include <string>
 
+#include "core/extent.hpp"
 #include "ferrite/tensor.hpp"
 #include "frontend/checks.hpp"
 #include "frontend/strided.hpp"
@@ -23,9 +24,8 @@ std::size_t wrapped(const char* op, const Tensor& x, std::int64_t dim) {
 // behaviour, found by api_fuzz_test under UBSan); that happens only when the new dim has at
 // most one element, whose stride is never stepped over, so it keeps `stride` then.
 std::int64_t new_stride(const char* op, std::int64_t size, std::int64_t stride, std::int64_t factor, bool add) {
-  std::int64_t r;
-  const bool overflow = add ? __builtin_add_overflow(stride, factor, &r) : __builtin_mul_overflow(stride, factor, &r);
-  if (!overflow) return r;
+  const auto r = add ? detail::add_if_fits(stride, factor) : detail::mul_if_fits(stride, factor);
+  if (r) return *r;
   FERRITE_CHECK(size <= 1, InvalidArgument, op, ": the new stride overflows int64 (stride ", stride,
                 add ? " + " : " * ", factor, ")");
   return stride;
