@@ -1,8 +1,19 @@
-// The API fuzz's shared pieces (tests/unit/api_fuzz_test.cpp runs it): the random choices and
-// argument record of one call (Ctx), how results are read back (touch), and the op families,
-// registered by api_fuzz_tensor_ops.cpp (elementwise, factories, reductions, shape and index
-// ops) and api_fuzz_nn_ops.cpp (matmul, nn, training, linalg, FFT, sparse, random, accessors).
-// The registration order is the table's order, so a (seed, call) pair keeps naming the same call.
+// The API fuzz's shared pieces (api_fuzz_runner.cpp runs them, for the CPU test in
+// tests/unit/api_fuzz_test.cpp and the CUDA one in tests/cuda/api_fuzz_cuda_test.cpp): the
+// random choices and argument record of one call (Ctx), how results are read back (touch),
+// and the op families, registered by api_fuzz_tensor_ops.cpp (elementwise, factories,
+// reductions, shape and index ops) and api_fuzz_nn_ops.cpp (matmul, nn, training, linalg,
+// FFT, sparse, random, accessors). The registration order is the table's order, so a
+// (seed, call) pair keeps naming the same call.
+//
+// The device: every tensor a call builds lands on Ctx::device, through the few creation
+// points below (make, dense, integers, index_tensor, tensor_of, factory_device, generator);
+// the op families never name a device themselves. Off the CPU, now and then one argument is
+// left on the host (stray(): a deliberate fault, which the library must refuse with a
+// DeviceMismatch naming both devices). Those extra draws happen only off the CPU, so a CPU
+// run draws exactly what it drew before the fuzz knew about devices: a (seed, call) pair names
+// the same call with the same arguments there. A CUDA run's calls differ from the CPU run's
+// of the same seed and index (the extra draws shift what follows them).
 #pragma once
 
 #include <algorithm>
@@ -47,8 +58,10 @@ struct Ctx {
   std::mt19937_64 rng;
   std::ostringstream args;
   bool verbose = false;
+  Device device = Device::cpu();  // where the call's tensors live
+  int strays = 0;  // arguments this call put off its device (stray(), factory_device(); never on the CPU)
 
-  explicit Ctx(std::uint64_t seed) : rng(seed) {}
+  explicit Ctx(std::uint64_t seed, Device target = Device::cpu()) : rng(seed), device(target) {}
 
   std::int64_t u(std::int64_t lo, std::int64_t hi) {  // inclusive
     return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
@@ -63,11 +76,45 @@ struct Ctx {
     return v[static_cast<std::size_t>(u(0, static_cast<std::int64_t>(v.size()) - 1))];
   }
 
+  // ---- devices ----
+  // Where the tensor being built goes: the call's device, or the host while a stray argument
+  // is built (see stray()).
+  Device place() const { return on_host_ ? Device::cpu() : device; }
+  // A tensor built on the host (values, casts), moved to place(). The casts stay on the host
+  // so that a GPU run's inputs hold the same values as a CPU run would build from the same
+  // draws, and a cast the device refuses never turns into a refusal blamed on the op.
+  Tensor placed(Tensor host) const { return place().is_cpu() ? host : host.to(place()); }
+  template <class T>
+  Tensor tensor_of(const std::vector<T>& values, Shape s) { return placed(from_vector(values, std::move(s))); }
+  // Off the CPU, now and then (a deliberate fault) one argument stays on the host: a CPU
+  // tensor mixed into a CUDA call. Never drawn on the CPU (see the top of the file).
+  bool stray() { return !device.is_cpu() && bad(30); }
+  // The device a factory is asked for: the call's, or (off the CPU, a deliberate fault) one
+  // that does not exist: an index past the last GPU, a negative one, a kind outside the enum.
+  Device factory_device() {
+    if (device.is_cpu() || !bad(40)) return device;
+    const Device d = pick<Device>({Device::cuda(cuda_device_count()), Device::cuda(-1),
+                                   Device{static_cast<DeviceKind>(7), 0}});
+    if (verbose) std::fprintf(stderr, "  device=%s\n", d.str().c_str());
+    args << "device=" << d.str() << " ";
+    ++strays;
+    return d;
+  }
+  // A generator for the call's device, or (a stray) one of the host's.
+  random::Generator generator(std::uint64_t seed) {
+    if (!stray()) return random::Generator(seed, device);
+    ++strays;
+    if (verbose) std::fprintf(stderr, "  generator=cpu\n");
+    args << "generator=cpu ";
+    return random::Generator(seed, Device::cpu());
+  }
+
   template <class T>
   T note(const char* name, T value) {
     std::ostringstream s;
     if constexpr (std::is_same_v<T, Tensor>) {
       s << tensor_str(value);
+      if (value.defined() && !device.is_cpu()) s << " " << value.device().str();
     } else if constexpr (std::is_same_v<T, Shape>) {
       s << shape_str(value);
     } else if constexpr (std::is_same_v<T, DType>) {
@@ -206,14 +253,14 @@ struct Ctx {
       x = one_in(12) ? pick<I>({std::numeric_limits<I>::min(), std::numeric_limits<I>::max(), I(-1), I(0), I(31),
                                 I(32), I(63), I(64)})
                      : static_cast<I>(one_in(20) ? pick<std::int64_t>({-100, 1000, 1 << 30}) : u(-3, 6));
-    return from_vector(v, s);
+    return tensor_of(v, s);
   }
   Tensor dense(DType dtype, const Shape& s) {
     const std::int64_t n = shape_numel(s);
     if (dtype == DType::I32) return integers<std::int32_t>(n, s);
     if (dtype == DType::I64) return integers<std::int64_t>(n, s);
     Tensor t = from_vector(values(n, dtype), s);
-    return dtype == DType::F64 ? t : t.to(dtype);
+    return placed(dtype == DType::F64 ? t : t.to(dtype));
   }
   // A tensor of dtype and shape, sometimes a non-contiguous or offset view of a larger one.
   Tensor make(DType dtype, Shape s) {
@@ -221,7 +268,7 @@ struct Ctx {
     const std::int64_t n = shape_numel(s);  // an Error for an overflowing shape: the call is refused
     // A shape derived from an empty one with a 2^40 dim may hold 2^40 elements: the library
     // must refuse to allocate it (an Error, never a std exception).
-    if (n > kMaxElements) return zeros(s, dtype);
+    if (n > kMaxElements) return zeros(s, dtype, place());
     if (n == 0 || n > kMaxElements || s.empty() || one_in(2)) return dense(dtype, s);
     const auto rank = static_cast<std::int64_t>(s.size());
     switch (u(0, 3)) {
@@ -252,6 +299,7 @@ struct Ctx {
   }
   Tensor tensor(DType dtype, Shape s) {
     if (bad(60)) return Tensor();
+    if (stray()) return on_host([&] { return make(dtype, std::move(s)); });
     return make(dtype, std::move(s));
   }
   Tensor any_tensor(std::int64_t min_rank = 0, std::int64_t max_rank = 4) {
@@ -265,12 +313,32 @@ struct Ctx {
   Tensor index_tensor(const Shape& s, std::int64_t bound) {
     const DType d = index_dtype();
     if (!is_valid_dtype(d) || !is_integral(d)) return tensor(d, s);
-    if (shape_numel(s) > kMaxElements) return zeros(s, d);  // refused by the library, see make()
+    if (stray()) return on_host([&] { return indices(s, bound, d); });
+    return indices(s, bound, d);
+  }
+
+ private:
+  bool on_host_ = false;
+  // index_tensor's values: mostly in [0, bound), sometimes just outside or absurd.
+  Tensor indices(const Shape& s, std::int64_t bound, DType d) {
+    if (shape_numel(s) > kMaxElements) return zeros(s, d, place());  // refused by the library, see make()
     std::vector<double> v(static_cast<std::size_t>(shape_numel(s)));
     for (auto& x : v) x = static_cast<double>(bad(10) ? pick<std::int64_t>({-1, bound, -bound - 1, 1 << 30}) :
                                               u(0, std::max<std::int64_t>(bound - 1, 0)));
     if (bad(60)) return Tensor();
-    return from_vector(v, s).to(d);
+    return placed(from_vector(v, s).to(d));
+  }
+  // Builds a stray argument: everything `build` creates lands on the host.
+  template <class F>
+  Tensor on_host(F&& build) {
+    struct Restore {
+      bool& flag;
+      ~Restore() { flag = false; }
+    } restore{on_host_};
+    on_host_ = true;
+    Tensor t = build();
+    if (t.defined()) ++strays;
+    return t;
   }
 };
 

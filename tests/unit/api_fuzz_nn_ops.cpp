@@ -101,7 +101,7 @@ void add_nn_ops(std::vector<FuzzOp>& ops) {
       for (auto& e : ms) if (c.one_in(3)) e = 1;
       o.mask = N("mask", c.tensor(c.one_in(2) ? DType::Bool : (c.one_in(2) ? d : c.any_dtype()), sh(ms)));
     }
-    random::Generator gen(c.u(0, 1000));
+    random::Generator gen = c.generator(c.u(0, 1000));
     if (c.one_in(4)) {
       o.dropout_p = N("dropout_p", c.prob_arg());
       if (c.one_in(2)) o.generator = &gen;
@@ -228,7 +228,7 @@ void add_nn_ops(std::vector<FuzzOp>& ops) {
   OP("dropout", {
     const Tensor x = N("x", c.any_tensor());
     const double p = N("p", c.prob_arg());
-    random::Generator gen(c.u(0, 99));
+    random::Generator gen = c.generator(c.u(0, 99));
     const nn::DropoutResult r = nn::dropout(x, p, c.one_in(2) ? &gen : nullptr);
     touch(r.output), touch(r.mask);
     if (c.one_in(2)) {
@@ -376,7 +376,7 @@ void add_nn_ops(std::vector<FuzzOp>& ops) {
     const std::int64_t n = N("n", c.size_arg());
     const double dd = N("d", c.real_arg());
     const DType dt = N("dtype", c.any_dtype());
-    touch(c.one_in(2) ? fft::fftfreq(n, dd, dt) : fft::rfftfreq(n, dd, dt));
+    touch(c.one_in(2) ? fft::fftfreq(n, dd, dt, c.factory_device()) : fft::rfftfreq(n, dd, dt, c.factory_device()));
   });
 
   // ---- sparse ----
@@ -425,7 +425,7 @@ void add_nn_ops(std::vector<FuzzOp>& ops) {
       std::vector<std::int64_t> ptr(static_cast<std::size_t>(outer + 1), 0);
       for (std::size_t i = 1; i < ptr.size(); ++i) ptr[i] = std::min<std::int64_t>(nnz, ptr[i - 1] + c.u(0, 2));
       ptr.back() = nnz;
-      first = N("first", from_vector(ptr, {outer + 1}));
+      first = N("first", c.tensor_of(ptr, {outer + 1}));
     } else {
       first = N("first", c.index_tensor({c.one_in(2) || outer < 0 || outer > 64 ? nnz : outer + 1},
                                         layout == 2 ? std::max<std::int64_t>(rows, 1) : 4));
@@ -464,15 +464,15 @@ void add_nn_ops(std::vector<FuzzOp>& ops) {
     if (c.bad(6)) s.push_back(c.absurd());
     N("shape", s);
     const DType d = N("dtype", c.any_dtype());
-    random::Generator gen(c.u(0, 99));
+    random::Generator gen = c.generator(c.u(0, 99));
     random::Generator* g = c.one_in(2) ? &gen : nullptr;
     switch (c.u(0, 6)) {
-      case 0: touch(random::rand(s, d, Device::cpu(), g)); break;
-      case 1: touch(random::randn(s, d, Device::cpu(), g)); break;
+      case 0: touch(random::rand(s, d, c.factory_device(), g)); break;
+      case 1: touch(random::randn(s, d, c.factory_device(), g)); break;
       case 2: touch(random::randint(N("low", c.bad(5) ? c.absurd() : c.u(-3, 3)),
-                                    N("high", c.bad(5) ? c.absurd() : c.u(-3, 5)), s, d, Device::cpu(), g));
+                                    N("high", c.bad(5) ? c.absurd() : c.u(-3, 5)), s, d, c.factory_device(), g));
               break;
-      case 3: touch(random::bernoulli(s, N("p", c.prob_arg()), d, Device::cpu(), g)); break;
+      case 3: touch(random::bernoulli(s, N("p", c.prob_arg()), d, c.factory_device(), g)); break;
       case 4: touch(random::bernoulli(N("probs", c.any_tensor()), g)); break;
       case 5: {
         const Tensor x = N("x", c.any_tensor());
@@ -504,7 +504,7 @@ void add_nn_ops(std::vector<FuzzOp>& ops) {
   OP("buffer", {
     const DType d = N("dtype", c.any_dtype());
     const auto bytes = static_cast<std::size_t>(N("bytes", c.u(0, 64)));
-    auto storage = backend(Device::cpu()).allocate(bytes, Device::cpu());
+    auto storage = backend(c.device).allocate(bytes, c.device);
     const std::int64_t numel = N("numel", c.bad(4) ? c.absurd() : c.u(0, 16));
     const Shape s = N("shape", c.one_in(2) ? Shape{numel} : c.shape(0, 2));
     touch(Tensor(Buffer(storage, d, numel), s));

@@ -195,7 +195,7 @@ void add_tensor_ops(std::vector<FuzzOp>& ops) {
     const Shape s = N("shape", c.bad(4) ? Shape{c.size_arg(), c.size_arg()} : c.shape());
     std::vector<std::uint8_t> bytes(static_cast<std::size_t>(c.u(0, 64)), 0xFF);
     N("nbytes", bytes.size());
-    touch(Tensor::from_bytes(bytes.data(), bytes.size(), d, s));
+    touch(Tensor::from_bytes(bytes.data(), bytes.size(), d, s, c.factory_device()));
   });
 
   // ---- factories ----
@@ -206,13 +206,13 @@ void add_tensor_ops(std::vector<FuzzOp>& ops) {
     N("shape", s);
     const DType d = N("dtype", c.any_dtype());
     switch (c.u(0, 3)) {
-      case 0: touch(empty(s, d)); break;
-      case 1: touch(zeros(s, d)); break;
-      case 2: touch(ones(s, d)); break;
+      case 0: touch(empty(s, d, c.factory_device())); break;
+      case 1: touch(zeros(s, d, c.factory_device())); break;
+      case 2: touch(ones(s, d, c.factory_device())); break;
       default: {
         const Scalar v = c.scalar_arg();
         N("value", v.to_double());
-        touch(full(s, v, d));
+        touch(full(s, v, d, c.factory_device()));
       }
     }
   });
@@ -223,14 +223,16 @@ void add_tensor_ops(std::vector<FuzzOp>& ops) {
         const double start = N("start", c.one_in(4) ? c.real_arg() : double(c.u(-5, 5)));
         const double end = N("end", c.one_in(6) ? double(c.absurd()) : (c.one_in(4) ? c.real_arg() : double(c.u(-5, 50))));
         const double step = N("step", c.one_in(4) ? c.real_arg() : double(c.pick<std::int64_t>({1, 2, -1, 0})));
-        touch(arange(start, end, step, d));
+        touch(arange(start, end, step, d, c.factory_device()));
         break;
       }
-      case 1: touch(arange(N("n", c.size_arg()), d)); break;
-      case 2: touch(eye(N("n", c.size_arg()), N("m", c.one_in(2) ? -1 : c.size_arg()), d)); break;
-      case 3: touch(linspace(N("start", c.real_arg()), N("end", c.real_arg()), N("steps", c.size_arg()), d)); break;
+      case 1: touch(arange(N("n", c.size_arg()), d, c.factory_device())); break;
+      case 2: touch(eye(N("n", c.size_arg()), N("m", c.one_in(2) ? -1 : c.size_arg()), d, c.factory_device())); break;
+      case 3: touch(linspace(N("start", c.real_arg()), N("end", c.real_arg()), N("steps", c.size_arg()), d,
+                             c.factory_device()));
+              break;
       default: touch(logspace(N("start", c.real_arg()), N("end", c.real_arg()), N("steps", c.size_arg()),
-                              N("base", c.real_arg()), d));
+                              N("base", c.real_arg()), d, c.factory_device()));
     }
   });
   OP("like", {
