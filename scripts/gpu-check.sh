@@ -24,6 +24,8 @@
 #   MEMCHECK_SHARDS=n     the conformance memcheck as n GoogleTest shards side by side
 #                         (default 8 with MEMCHECK_ONLY=1, else 4): one process under memcheck
 #                         runs about ten cases a second, the GPU has room for several
+#   MEMCHECK_FUZZ_CALLS=n the API fuzz's calls under memcheck (CudaApiFuzz, a run of its own;
+#                         default 3000; ctest's native run makes the full 20000)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-$PWD/gpu-check-out}
@@ -65,20 +67,31 @@ elif command -v compute-sanitizer >/dev/null; then
   # 7 minutes without it. MEMCHECK_MAX_ELEMENTS= (empty) runs every case.
   memcheck_limit=${MEMCHECK_MAX_ELEMENTS-65536}
   [ -n "$memcheck_limit" ] && note "compute-sanitizer: conformance cases with more than $memcheck_limit input elements left out (MEMCHECK_MAX_ELEMENTS)"
-  memcheck_runs=(); memcheck_logs=(); memcheck_env=()
+  memcheck_runs=(); memcheck_logs=(); memcheck_env=(); memcheck_flags=()
   for ((k = 0; k < shards; ++k)); do
     memcheck_runs+=("ferrite_conformance --backend=cuda --gtest_brief=1 ${gtest_filter}")
     memcheck_logs+=("$OUT/sanitizer-conformance-$((k + 1))of$shards.log")
     memcheck_env+=("GTEST_TOTAL_SHARDS=$shards GTEST_SHARD_INDEX=$k ${memcheck_limit:+FERRITE_CONFORMANCE_MAX_ELEMENTS=$memcheck_limit}")
+    memcheck_flags+=("")
   done
   if [ -z "${TEST_FILTER:-}" ]; then
-    memcheck_runs+=("ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*:CudnnAttentionLarge.*:CudnnMaskedBackwardLarge.*")
-    memcheck_logs+=("$OUT/sanitizer-ferrite_cuda_tests.log"); memcheck_env+=("")
+    memcheck_runs+=("ferrite_cuda_tests --gtest_brief=1 --gtest_filter=-*OutOfMemory*:CudnnAttentionLarge.*:CudnnMaskedBackwardLarge.*:CudaApiFuzz.*")
+    memcheck_logs+=("$OUT/sanitizer-ferrite_cuda_tests.log"); memcheck_env+=(""); memcheck_flags+=("")
+    # The API fuzz in a run of its own: fewer calls (20000 would not finish under memcheck), a
+    # longer per-call limit (memcheck slows the first cuDNN/cuSOLVER/cuFFT calls most), and no
+    # report of failed API calls: the fuzz asks for absurd sizes on purpose, and the failed
+    # cudaMallocAsync behind each Error(OutOfMemory) would count as an error. Any other failed
+    # CUDA call still fails the fuzz itself (an Error(Cuda) or a device fault).
+    memcheck_runs+=("ferrite_cuda_tests --gtest_brief=1 --gtest_filter=CudaApiFuzz.*")
+    memcheck_logs+=("$OUT/sanitizer-api-fuzz.log")
+    memcheck_env+=("FERRITE_FUZZ_CALLS=${MEMCHECK_FUZZ_CALLS:-3000} FERRITE_FUZZ_CALL_TIMEOUT=300")
+    memcheck_flags+=("--report-api-errors no")
   fi
   pids=()
   for i in "${!memcheck_runs[@]}"; do
     env ${memcheck_env[$i]} FERRITE_TEST_TRACE="$OUT/last-test-memcheck-$i.txt" timeout "${MEMCHECK_TIMEOUT_S:-420}" \
-      compute-sanitizer --tool memcheck --error-exitcode 99 $BUILD/tests/${memcheck_runs[$i]} >"${memcheck_logs[$i]}" 2>&1 &
+      compute-sanitizer --tool memcheck ${memcheck_flags[$i]} --error-exitcode 99 $BUILD/tests/${memcheck_runs[$i]} \
+      >"${memcheck_logs[$i]}" 2>&1 &
     pids+=($!)
   done
 else
