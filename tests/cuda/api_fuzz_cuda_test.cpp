@@ -13,7 +13,7 @@
 //   FERRITE_FUZZ_SEED=<seed> FERRITE_FUZZ_CALL=<index> FERRITE_FUZZ_VERBOSE=1 ...   one call again
 // Under compute-sanitizer (out-of-bounds and misaligned device accesses, which the guard
 // bytes cannot see; about 3000 calls fit a few minutes):
-//   FERRITE_FUZZ_CALLS=3000 FERRITE_FUZZ_CALL_TIMEOUT=600 compute-sanitizer --tool memcheck \
+//   FERRITE_FUZZ_CALLS=3000 FERRITE_FUZZ_CALL_TIMEOUT=300 compute-sanitizer --tool memcheck \
 //     --report-api-errors no --error-exitcode 99 tests/ferrite_cuda_tests --gtest_filter='CudaApiFuzz.*'
 // --report-api-errors no: the fuzz asks for absurd sizes on purpose, and the failed
 // cudaMallocAsync that the library turns into Error(OutOfMemory) is otherwise reported (and
