@@ -4,6 +4,7 @@
 #include <cstring>
 #include <new>
 
+#include "core/host_scratch.hpp"
 #include "core/memory_checks.hpp"
 #include "core/op_support.hpp"
 #include "cpu/cpu_families.hpp"
@@ -22,6 +23,11 @@ CpuBackend::CpuBackend()
       attention_ops_(make_cpu_attention_ops()) {}
 
 std::shared_ptr<Storage> CpuBackend::allocate(std::size_t bytes, Device device) {
+  // More than the host has can never be backed; with overcommit malloc would still succeed and
+  // the memory checks' poisoning (or the op's first pass) would run into the OOM killer.
+  FERRITE_CHECK(bytes <= detail::host_physical_memory_bytes(), OutOfMemory, "cpu: failed to allocate ", bytes,
+                " bytes of host memory: more than the host's ", detail::host_physical_memory_bytes(),
+                " bytes of physical memory");
   const bool checked = testing::memory_checks_enabled();
   const std::size_t guard = checked ? testing::kGuardBytes : 0;
   const std::size_t total = (bytes + guard + kAlignment - 1) / kAlignment * kAlignment;

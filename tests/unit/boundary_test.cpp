@@ -179,6 +179,30 @@ TEST(HostScratch, FrequenciesOfAnImpossibleLengthAreOutOfMemory) {
   EXPECT_EQ(fft::rfftfreq(4).to_vector<float>(), (std::vector<float>{0, 0.25f, 0.5f}));
 }
 
+// A host request larger than the host's physical memory is refused before malloc: where the
+// kernel overcommits (the GPU machine), malloc of 8 TiB succeeded and zero-filling it ran past
+// the CUDA API fuzz's call limit (fftfreq, linspace and chunk's index list at 2^40 + 3; session
+// 17). Here the bound is what refuses, whatever vm.overcommit_memory says.
+TEST(HostScratch, MoreThanThePhysicalMemoryIsRefusedUpFront) {
+  const std::uint64_t physical = detail::host_physical_memory_bytes();
+  ASSERT_GT(physical, std::uint64_t(1) << 26);
+  const auto count = static_cast<std::int64_t>(physical / sizeof(double) + 1);
+  EXPECT_EQ(expect_error([&] { (void)detail::host_scratch<double>(count, "t"); }, ErrorKind::OutOfMemory,
+                         "t: out of host memory for a scratch buffer of " + std::to_string(count) + " elements"), "");
+  EXPECT_EQ(expect_error([] { (void)fft::fftfreq((std::int64_t(1) << 40) + 3); }, ErrorKind::OutOfMemory,
+                         "fftfreq: out of host memory"), "");
+  EXPECT_EQ(expect_error([] { (void)linspace(0, 1, (std::int64_t(1) << 40) + 3, DType::I64); }, ErrorKind::OutOfMemory,
+                         "linspace: out of host memory"), "");
+  // chunk of an empty dim into 2^40 + 3 pieces: the sizes list alone is 8 TiB.
+  EXPECT_EQ(expect_error([] { (void)chunk(zeros({1, 0, 3}), (std::int64_t(1) << 40) + 3, 1); }, ErrorKind::OutOfMemory,
+                         "chunk: out of host memory"), "");
+  // The CPU backend's allocator: the same bound, and the next allocation works.
+  EXPECT_EQ(expect_error([&] { (void)empty({static_cast<std::int64_t>(physical / 8 + 1)}, DType::F64); },
+                         ErrorKind::OutOfMemory, "more than the host's " + std::to_string(physical) +
+                                                     " bytes of physical memory"), "");
+  EXPECT_EQ(full({2}, 3.0, DType::F64).to_vector<double>(), (std::vector<double>{3, 3}));
+}
+
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kAddressSanitizer = true;
 #else
