@@ -15,6 +15,7 @@
 #include "ferrite/factories.hpp"
 #include "ferrite/matmul.hpp"
 #include "ferrite/reduction.hpp"
+#include "ferrite/shape.hpp"
 #include "frontend/checks.hpp"
 
 namespace ferrite::linalg {
@@ -233,7 +234,9 @@ Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B) {
   // The pivots are the caller's: the backends swap B's row i with row pivots[i] - 1, so a
   // value outside [1, n] would read and write outside B (heap corruption on the CPU).
   if (pivots.numel() > 0) {
-    const auto lo = amin(pivots).item<std::int32_t>(), hi = amax(pivots).item<std::int32_t>();
+    // Both extremes in one read back (one synchronisation on a GPU, not two).
+    const std::vector<std::int32_t> range = stack({amin(pivots), amax(pivots)}).to_vector<std::int32_t>();
+    const std::int32_t lo = range[0], hi = range[1];
     FERRITE_CHECK(lo >= 1 && hi <= mats.n, IndexOutOfRange, name, ": pivot ", lo < 1 ? lo : hi,
                   " is outside [1, ", mats.n, "] (pivots ", pivots.description(), ", LU ", LU.description(),
                   "; pivots are lu_factor's 1-based row swaps)");

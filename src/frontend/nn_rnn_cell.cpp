@@ -73,7 +73,8 @@ GruCellGrads gru_cell_backward(const Tensor& grad_hy, const Tensor& workspace, b
   frontend::check_float_input(op, grad_hy);
   frontend::check_same_device(op, {&grad_hy, &workspace});
   frontend::check_same_dtype(op, {&grad_hy, &workspace});
-  FERRITE_CHECK(is_workspace(workspace, grad_hy, 5), ShapeMismatch, op, ": grad_hy ", grad_hy.description(), " and workspace ", workspace.description(),
+  FERRITE_CHECK(is_workspace(workspace, grad_hy, 5), ShapeMismatch, op, ": grad_hy ", grad_hy.description(),
+                " and workspace ", workspace.description(),
                 " must be [B, H] and [B, 5 * H]");
   const std::int64_t b = grad_hy.shape()[0], h = grad_hy.shape()[1];
   GruCellGrads g;
@@ -112,7 +113,8 @@ LstmCellGrads lstm_cell_backward(const std::optional<Tensor>& grad_hy, const std
   frontend::check_float_input(op, cx);
   frontend::check_same_device(op, {&cx, &cy, &workspace});
   frontend::check_same_dtype(op, {&cx, &cy, &workspace});
-  FERRITE_CHECK(cy.shape() == cx.shape() && is_workspace(workspace, cx, 4), ShapeMismatch, op, ": cx ", cx.description(), ", cy ", cy.description(), " and workspace ",
+  FERRITE_CHECK(cy.shape() == cx.shape() && is_workspace(workspace, cx, 4), ShapeMismatch, op, ": cx ",
+                cx.description(), ", cy ", cy.description(), " and workspace ",
                 workspace.description(), " must be [B, H], [B, H] and [B, 4 * H]");
   for (const std::optional<Tensor>* t : {&grad_hy, &grad_cy})
     if (*t) {

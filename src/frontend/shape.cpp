@@ -243,7 +243,8 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t n, std::int64_t dim) {
   // empty x) asks for 2^40 pieces, which pushing one by one took until memory ran out.
   const std::int64_t count = size == 0 ? n : size / piece + (size % piece != 0);
   std::vector<std::int64_t> sizes = detail::host_scratch<std::int64_t>(count, op, 0);
-  for (std::int64_t i = 0; size > 0 && i < count; ++i) sizes[static_cast<std::size_t>(i)] = std::min(piece, size - i * piece);
+  for (std::int64_t i = 0; size > 0 && i < count; ++i)
+    sizes[static_cast<std::size_t>(i)] = std::min(piece, size - i * piece);
   return split_impl(op, x, sizes, d);
 }
 

@@ -5,6 +5,7 @@
 #include <limits>
 #include <string>
 
+#include "core/extent.hpp"
 #include "ferrite/backend.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/elementwise.hpp"
@@ -35,9 +36,11 @@ Tensor index_tensor(std::int64_t n, DType index, Device device) { return fronten
 // The rows + 1 pointers of a compressed matrix: rows + 1 overflowed int64 for 2^63 - 1 rows
 // (a legal COO or dense shape when empty; UBSan, found by api_fuzz_test).
 Tensor pointer_tensor(const char* op, std::int64_t rows, DType index, Device device) {
-  FERRITE_CHECK(rows < std::numeric_limits<std::int64_t>::max(), InvalidArgument, op, ": ", rows,
-                " rows (or columns) need one more compressed pointer than an int64 can count");
-  return index_tensor(rows + 1, index, device);
+  return index_tensor(detail::checked_add(rows, 1, [&] {
+                        return std::string(op) + ": " + std::to_string(rows) +
+                               " rows (or columns) need one more compressed pointer than an int64 can count";
+                      }),
+                      index, device);
 }
 
 SparseAllocate allocator(DType values, DType index, Device device) {
@@ -90,7 +93,8 @@ SparseMatrix make_compressed(const char* op, Layout layout, Tensor ptr, Tensor i
   // major + 1 overflows for a dim of 2^63 - 1 (UBSan, api_fuzz_test): compared as numel - 1.
   FERRITE_CHECK(ptr.numel() - 1 == major, ShapeMismatch, op, ": ", pointers, " has ", ptr.numel(),
                 " elements, expected ",
-                major < std::numeric_limits<std::int64_t>::max() ? std::to_string(major + 1) : std::to_string(major) + " + 1",
+                major < std::numeric_limits<std::int64_t>::max() ? std::to_string(major + 1)
+                                                                 : std::to_string(major) + " + 1",
                 " for shape [", rows, ", ", cols, "]");
   FERRITE_CHECK(idx.numel() == values.numel(), ShapeMismatch, op, ": ", indices, " has ", idx.numel(),
                 " elements but values has ", values.numel());

@@ -4,7 +4,9 @@
 // and the result is rounded once (cuSPARSE's SpGEMM and SDDMM have no F32-accumulating mode
 // for 16-bit values that both backends could match).
 #include <limits>
+#include <string>
 
+#include "core/extent.hpp"
 #include "ferrite/backend.hpp"
 #include "ferrite/backend_families/sparse_ops.hpp"
 #include "ferrite/sparse.hpp"
@@ -45,9 +47,10 @@ void check_pair(const char* op, const SparseMatrix& a, const SparseMatrix& b) {
 // A CSR [rows, cols] with no stored element.
 SparseMatrix empty_csr(std::int64_t rows, std::int64_t cols, DType values, DType index, Device device) {
   // rows + 1 overflows for 2^63 - 1 rows (as in sparse.cpp's pointer_tensor).
-  FERRITE_CHECK(rows < std::numeric_limits<std::int64_t>::max(), InvalidArgument, "sparse: ", rows,
-                " rows need one more compressed pointer than an int64 can count");
-  return SparseMatrix(Layout::CSR, zeros({rows + 1}, index, device), zeros({0}, index, device),
+  const std::int64_t pointers = detail::checked_add(rows, 1, [&] {
+    return "sparse: " + std::to_string(rows) + " rows need one more compressed pointer than an int64 can count";
+  });
+  return SparseMatrix(Layout::CSR, zeros({pointers}, index, device), zeros({0}, index, device),
                       zeros({0}, values, device), rows, cols, true);
 }
 

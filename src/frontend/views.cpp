@@ -2,7 +2,6 @@
 // and offset (PyTorch's semantics; docs/api.md). Nothing here moves data except flatten and
 // reshape of views whose strides cannot express the new shape.
 #include <algorithm>
-#include <limits>
 #include <numeric>
 #include <string>
 
@@ -290,10 +289,10 @@ Tensor Tensor::unfold(std::int64_t dim, std::int64_t size, std::int64_t step) co
   Strides strides = strides_;
   // (n - size) / step + 1 windows: 2^63 windows of size 0 over a dim of 2^63 - 1 (an empty
   // tensor's) overflowed int64 (UBSan, api_fuzz_test).
-  const std::int64_t windows = (shape_[d] - size) / step;
-  FERRITE_CHECK(windows < std::numeric_limits<std::int64_t>::max(), InvalidArgument, "unfold: dim ", dim, " of ",
-                description(), " has more windows of size ", size, " than an int64 can count");
-  shape[d] = windows + 1;
+  shape[d] = detail::checked_add((shape_[d] - size) / step, 1, [&] {
+    return "unfold: dim " + std::to_string(dim) + " of " + description() + " has more windows of size " +
+           std::to_string(size) + " than an int64 can count";
+  });
   strides[d] = new_stride("unfold", shape[d], strides_[d], step, false);
   shape.push_back(size);
   strides.push_back(strides_[d]);
